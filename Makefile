@@ -1,0 +1,106 @@
+# perf-agent: one entry point.  `make` builds, `make check` tests, `make demo` shows.
+# Every output goes under $(O); nothing generated lands in the source tree.
+
+O        ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PROTOC_C ?= protoc-c
+PREFIX   ?= /usr/local
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+WARN     := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) -std=gnu11 -D_GNU_SOURCE -Ilibcommon -Ibpf -I$(O) -I$(O)/gen
+LDLIBS   := -lbpf -lelf -lz -lprotobuf-c -ldw -llzma -liberty -lm
+BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
+
+LIB_SRCS  := $(sort $(wildcard libcommon/*.c))
+LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/gen/profile.pb-c.o
+BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
+SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
+CMDS      := record report convert
+BINS      := $(addprefix $(O)/pa-,$(CMDS))
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
+WL_SRCS   := $(sort $(wildcard tests/workloads/*.c))
+WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
+
+.PHONY: all deps check demo bench lint format install clean tests
+.DELETE_ON_ERROR:
+
+all: $(BINS)
+
+deps:
+	@scripts/install-deps
+
+$(O)/vmlinux.h:
+	@mkdir -p $(@D)
+	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) missing: the kernel has no BTF (build it with CONFIG_DEBUG_INFO_BTF=y) or set VMLINUX_BTF=FILE" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPFCFLAGS) -c $< -o $@
+
+$(O)/%.skel.h: $(O)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: libcommon/profile.proto
+	@mkdir -p $(O)/gen
+	$(PROTOC_C) --proto_path=libcommon --c_out=$(O)/gen profile.proto
+
+$(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
+	$(CC) -O2 -g -Wall -I$(O)/gen -c $< -o $@
+
+$(O)/libcommon/%.o: libcommon/%.c $(wildcard libcommon/*.h) $(O)/gen/profile.pb-c.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/libcommon.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+# Each command is every .c under cmd/NAME/, linked against libcommon.a.
+.SECONDEXPANSION:
+$(O)/pa-%: $$(wildcard cmd/$$*/*.c) $$(wildcard cmd/$$*/*.h) $(O)/libcommon.a $(SKELS)
+	$(CC) $(CFLAGS) -Icmd/$* $(filter %.c,$^) $(O)/libcommon.a $(LDLIBS) -o $@
+
+$(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libcommon.a $(LDLIBS) -o $@
+
+# Workloads keep frame pointers: the FP unwinder is what issue #2 ships.
+$(O)/tests/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -pthread $< -o $@
+
+tests: all $(UNIT_BINS) $(WL_BINS)
+
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@O=$(O) tests/run-all
+
+demo: deps
+	@$(MAKE) --no-print-directory all $(WL_BINS)
+	@O=$(O) scripts/demo
+
+bench: all $(WL_BINS)
+	@O=$(O) bench/overhead
+
+lint:
+	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert
+
+format:
+	clang-format -i $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin
+	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+
+clean:
+	rm -rf $(O)

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Symbol tables: the functions of one ELF file (.symtab, .dynsym, PLT entries as
+ * "name@plt") or of the kernel (/proc/kallsyms), sorted for binary search.
+ */
+#ifndef PA_SYMTAB_H
+#define PA_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym {
+	uint64_t start; /* ELF: st_value (link-time vaddr); kernel: runtime address */
+	uint64_t size; /* 0 when unknown: the symbol then extends to the next one */
+	const char *name;
+};
+
+struct symtab;
+
+/* Load an ELF file's function symbols.  NULL and errno (ENOENT, ENOEXEC...) on failure. */
+struct symtab *symtab_load_elf(const char *path);
+/* Load kernel symbols (text only) from a kallsyms-format file, e.g. "/proc/kallsyms".
+ * If every address reads as zero (kptr_restrict), *restricted is set and NULL returned. */
+struct symtab *symtab_load_kallsyms(const char *path, bool *restricted);
+void symtab_free(struct symtab *st);
+
+/* Function containing addr (ELF: link-time vaddr), or NULL. */
+const struct sym *symtab_lookup(const struct symtab *st, uint64_t addr);
+
+/*
+ * Translate a file offset (what MMAP records give: ip - start + pgoff) to the ELF's
+ * link-time vaddr through its PT_LOAD headers.  0 with *vaddr set, -ENOENT if no
+ * segment covers it.
+ */
+int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vaddr);
+
+size_t symtab_size(const struct symtab *st);
+
+#endif /* PA_SYMTAB_H */
