@@ -10,11 +10,12 @@
 
 struct proc_map {
 	uint64_t start, end, pgoff;
-	uint32_t prot; /* PROT_READ|PROT_WRITE|PROT_EXEC */
+	uint32_t prot;	/* PROT_READ|PROT_WRITE|PROT_EXEC */
 	uint32_t flags; /* MAP_PRIVATE or MAP_SHARED */
 	uint32_t maj, min;
 	uint64_t ino;
-	char *path; /* "/usr/lib/...", "[vdso]", "//anon" for anonymous executable maps */
+	char *path;   /* "/usr/lib/...", "[vdso]", "//anon" for anonymous executable maps */
+	bool deleted; /* the file was " (deleted)" (suffix not part of path) */
 };
 
 /* Parse /proc/PID/maps.  exec_only keeps only executable mappings (what samples hit).

@@ -12,7 +12,7 @@
 
 struct sym {
 	uint64_t start; /* ELF: st_value (link-time vaddr); kernel: runtime address */
-	uint64_t size; /* 0 when unknown: the symbol then extends to the next one */
+	uint64_t size;	/* 0 when unknown: the symbol then extends to the next one */
 	const char *name;
 };
 
@@ -23,6 +23,8 @@ struct symtab *symtab_load_elf(const char *path);
 /* Load kernel symbols (text only) from a kallsyms-format file, e.g. "/proc/kallsyms".
  * If every address reads as zero (kptr_restrict), *restricted is set and NULL returned. */
 struct symtab *symtab_load_kallsyms(const char *path, bool *restricted);
+/* Load a JIT's perf map (/tmp/perf-PID.map: "START SIZE name", hex); addresses are runtime. */
+struct symtab *symtab_load_perfmap(const char *path);
 void symtab_free(struct symtab *st);
 
 /* Function containing addr (ELF: link-time vaddr), or NULL. */
@@ -36,5 +38,8 @@ const struct sym *symtab_lookup(const struct symtab *st, uint64_t addr);
 int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vaddr);
 
 size_t symtab_size(const struct symtab *st);
+
+/* kallsyms: the module a symbol belongs to ("ext4"), NULL for the core kernel and ELF. */
+const char *symtab_sym_module(const struct symtab *st, const struct sym *s);
 
 #endif /* PA_SYMTAB_H */
