@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * threads [SECONDS [DELAY [NTHREADS]]]: sleeps DELAY seconds (default 1) without using
- * CPU, then starts NTHREADS threads (default 2) that each spin in thread_spin() until
- * SECONDS (default 3) after start.  A profiler attached during the delay sees only
- * threads created after it attached.  Main prints the thread ids it created on stderr.
+ * threads [SECONDS [DELAY|sig [NTHREADS]]]: waits DELAY seconds (default 1) without
+ * using CPU, or with "sig" until it gets SIGUSR1, then starts NTHREADS threads
+ * (default 2) that each spin in thread_spin() for SECONDS (default 3) and exit.  A
+ * profiler attached during the wait sees only threads created after it attached; "sig"
+ * lets a test start them exactly when the profiler is ready.  Each thread prints its
+ * thread id on stderr ("threads: tid N started").
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,21 +50,43 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* Sleep DELAY seconds, or with "sig" block until SIGUSR1 arrives.  Blocking it first
+ * means a signal sent before sigwait() is kept pending rather than killing us. */
+static int wait_start(const char *delay)
+{
+	if (!strcmp(delay, "sig")) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		return sigwait(&set, &sig) ? -1 : 0;
+	} else {
+		double d = atof(delay);
+		struct timespec ts = {(time_t)d, (long)((d - (time_t)d) * 1e9)};
+
+		if (d < 0)
+			return -1;
+		return nanosleep(&ts, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3.0;
-	double delay = argc > 2 ? atof(argv[2]) : 1.0;
 	int n = argc > 3 ? atoi(argv[3]) : 2;
-	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9);
-	struct timespec d = {(time_t)delay, (long)((delay - (time_t)delay) * 1e9)};
 	pthread_t th[MAX_THREADS];
+	uint64_t end;
 
-	if (secs <= 0 || delay < 0 || delay >= secs || n < 1 || n > MAX_THREADS) {
-		fprintf(stderr, "usage: threads [SECONDS [DELAY < SECONDS [NTHREADS 1..%d]]]\n",
+	if (secs <= 0 || n < 1 || n > MAX_THREADS) {
+		fprintf(stderr, "usage: threads [SECONDS [DELAY|sig [NTHREADS 1..%d]]]\n",
 			MAX_THREADS);
 		return 2;
 	}
-	nanosleep(&d, NULL);
+	if (wait_start(argc > 2 ? argv[2] : "1"))
+		return 2;
+	end = now_ns() + (uint64_t)(secs * 1e9);
 	for (int i = 0; i < n; i++) {
 		if (pthread_create(&th[i], NULL, thread_main, &end)) {
 			perror("threads: pthread_create");

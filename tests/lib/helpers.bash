@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared helpers for the bats suites: where the binaries are, a per-test scratch
+# directory, workloads, and readers for pa-report / perf report output.
+#
+# Load with:  load lib/helpers
+# Every test runs in its own $BATS_TEST_TMPDIR (cwd), so default output names such as
+# perf.data never collide and nothing lands in the source tree.
+
+bats_require_minimum_version 1.5.0
+
+PA_ROOT=${PA_ROOT:-$(cd "$BATS_TEST_DIRNAME/.." && pwd)}
+PA_BUILD=${PA_BUILD:-$PA_ROOT/build}
+PA_RECORD=$PA_BUILD/pa-record
+PA_REPORT=$PA_BUILD/pa-report
+PA_CONVERT=$PA_BUILD/pa-convert
+PA_WL=$PA_BUILD/tests/workloads
+export LC_ALL=C
+
+# Fail (not skip) with a message: a missing binary is a broken build, not an excuse.
+fail() {
+	echo "FAIL: $*" >&2
+	return 1
+}
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (BPF and perf_event)"
+}
+
+require_perf() {
+	command -v perf >/dev/null || fail "Linux perf not installed (make deps installs linux-perf)"
+}
+
+require_bin() {
+	local b
+	for b in "$@"; do
+		[ -x "$b" ] || fail "$b not built (run: make O=${O:-build} tests)"
+	done
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# pa_record ARGS: pa-record with a watchdog, so a recording that never ends fails the
+# test (status 124) instead of hanging the suite.
+pa_record() {
+	timeout -k 5 "${PA_TIMEOUT:-60}" "$PA_RECORD" "$@"
+}
+
+# track PID: a background process this test started; teardown ends it if still alive.
+track() {
+	echo "$1" >>"$BATS_TEST_TMPDIR/.pids"
+}
+
+# Every workload a test runs is a copy inside its tmpdir, so teardown can end exactly
+# the processes this test started (by PID, found through /proc/PID/exe), plus the
+# ones it tracked.
+teardown() {
+	local p exe
+	if [ -f "$BATS_TEST_TMPDIR/.pids" ]; then
+		while read -r p; do
+			kill -KILL "$p" 2>/dev/null
+		done <"$BATS_TEST_TMPDIR/.pids"
+	fi
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		case $exe in
+		"$BATS_TEST_TMPDIR"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;;
+		esac
+	done
+	return 0
+}
+
+# wl NAME: path of a private copy of workload NAME (its comm stays NAME).
+wl() {
+	require_bin "$PA_WL/$1" || return 1
+	[ -x "$BATS_TEST_TMPDIR/$1" ] || cp "$PA_WL/$1" "$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+# report_flat FILE [pa-report args...]: flat per-symbol report on stdout.  Fails if
+# pa-report fails or prints no entry line, so callers never mistake "nothing
+# reported" for "0%".
+report_flat() {
+	local file=$1 out
+	shift
+	out=$("$PA_REPORT" --no-children --sort sym -g none -i "$file" "$@") ||
+		fail "pa-report -i $file failed" || return 1
+	grep -qE '^\s+[0-9.]+%\s+\[[.k]\] ' <<<"$out" ||
+		fail "pa-report -i $file printed no entries:"$'\n'"$out" || return 1
+	echo "$out"
+}
+
+# overhead_of SYM FILE: SYM's self overhead in percent (0 when absent).
+overhead_of() {
+	local out
+	out=$(report_flat "$2") || return 1
+	awk -v sym="$1" '
+		match($0, /^ +[0-9.]+%/) && ($2 == "[.]" || $2 == "[k]") && $3 == sym {
+			sub(/%/, "", $1); v += $1
+		}
+		END { printf "%.2f\n", v + 0 }' <<<"$out"
+}
+
+# kernel_share FILE: sum of the [k] entries, percent.
+kernel_share() {
+	local out
+	out=$(report_flat "$1") || return 1
+	awk '$2 == "[k]" { sub(/%/, "", $1); v += $1 } END { printf "%.2f\n", v + 0 }' <<<"$out"
+}
+
+# top_sym FILE: the symbol of pa-report's first (largest) entry.
+top_sym() {
+	local out
+	out=$(report_flat "$1") || return 1
+	awk '$2 == "[.]" || $2 == "[k]" { print $3; exit }' <<<"$out"
+}
+
+# perf_top_sym FILE: the same, as Linux perf reports it.
+perf_top_sym() {
+	local out
+	out=$(perf report --stdio --no-children --sort sym -g none -i "$1" 2>/dev/null) ||
+		fail "perf report -i $1 failed" || return 1
+	awk '/^#/ || NF == 0 { next } $2 == "[.]" || $2 == "[k]" { print $3; exit }' <<<"$out"
+}
+
+# samples_in FILE: pa-report's "# Samples: N" header value.
+samples_in() {
+	local out
+	out=$("$PA_REPORT" --no-children --sort sym -g none -i "$1") ||
+		fail "pa-report -i $1 failed" || return 1
+	sed -nE 's/^# Samples: ([0-9]+).*/\1/p' <<<"$out" | head -1 | grep . ||
+		fail "no '# Samples:' header in pa-report output"
+}
+
+# perf_samples_in FILE: samples as Linux perf counts them (one perf script line each).
+perf_samples_in() {
+	perf script -F tid -i "$1" 2>/dev/null | wc -l
+}
+
+# in_range VALUE LO HI: LO <= VALUE <= HI (decimals allowed), with a message if not.
+in_range() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+		fail "$1 not in [$2, $3]"
+}
+
+# wait_attached PID [TIMEOUT_S]: wait until pa-record PID holds perf_event and BPF fds
+# (its sampling is set up), then a little more for the attach to finish.
+wait_attached() {
+	local pid=$1 tries=$((${2:-10} * 10)) fds
+	while [ $tries -gt 0 ]; do
+		kill -0 "$pid" 2>/dev/null || fail "pa-record (pid $pid) exited before attaching" || return 1
+		fds=$(ls -l "/proc/$pid/fd" 2>/dev/null)
+		if grep -q 'perf_event' <<<"$fds" && grep -qE 'bpf[-_](prog|link)' <<<"$fds"; then
+			sleep 0.5
+			return 0
+		fi
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	fail "pa-record (pid $pid) did not attach in ${2:-10}s"
+}
+
+# ms_now: monotonic-enough wall clock in milliseconds.
+ms_now() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# is_crash STATUS: a status that means a signal killed the process (SEGV, ABRT, BUS...).
+is_crash() {
+	[ "$1" -ge 128 ]
+}
