@@ -18,18 +18,19 @@ struct machine;
 struct dso;
 
 struct machine_opts {
-	const char *kallsyms; /* default "/proc/kallsyms" */
-	bool no_kernel_syms; /* don't read kallsyms (tests, foreign captures) */
+	const char *kallsyms;	 /* default "/proc/kallsyms" */
+	bool no_kernel_syms;	 /* don't read kallsyms (tests, foreign captures) */
+	const char *buildid_dir; /* perf's build-id cache; default "$HOME/.debug" */
 };
 
 struct frame {
 	uint64_t ip;
 	bool kernel;
 	const struct dso *dso; /* NULL when no map covers ip */
-	const char *dso_name; /* short name: "libc.so.6", "[kernel.kallsyms]", "[unknown]" */
-	const char *sym; /* NULL when unnamed */
-	uint64_t sym_off; /* ip - symbol start */
-	uint64_t dso_off; /* file offset (user) or ip (kernel): for "dso+0xoff" names */
+	const char *dso_name;  /* short name: "libc.so.6", "[kernel.kallsyms]", "[unknown]" */
+	const char *sym;       /* NULL when unnamed */
+	uint64_t sym_off;      /* ip - symbol start */
+	uint64_t dso_off;      /* file offset (user) or ip (kernel): for "dso+0xoff" names */
 	uint64_t map_start, map_end, map_pgoff; /* the mapping ip fell in */
 };
 
@@ -53,7 +54,8 @@ const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid);
 size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
 		       size_t max);
 
-/* Fill "name" or "dso+0xoff" into buf for a frame (what reports print). */
+/* A frame's name as reports print it: the symbol itself, else buf filled with
+ * "dso+0xoff" (or "[unknown]" when no map covered ip).  Never NULL. */
 const char *frame_name(const struct frame *f, char *buf, size_t len);
 
 /* Warnings gathered (e.g. kptr_restrict hides kernel addresses), NULL when none. */

@@ -274,7 +274,7 @@ static int builder_module(struct symtab_builder *b, const char *name, size_t len
 }
 
 /* "ffffffff81000000 T _text" or "ffffffffc0a01000 t foo\t[ext4]". */
-static int kallsyms_line(struct symtab_builder *b, char *line, bool *nonzero)
+static int kallsyms_line(struct symtab_builder *b, char *line, bool *nonzero, uint64_t *text)
 {
 	char *p = line, *end, *name, *mod = NULL;
 	unsigned long long addr;
@@ -298,6 +298,8 @@ static int kallsyms_line(struct symtab_builder *b, char *line, bool *nonzero)
 	nlen = strcspn(name, " \t\n");
 	if (!nlen)
 		return 0;
+	if (nlen == 5 && !strncmp(name, "_text", 5))
+		*text = addr;
 	p = name + nlen;
 	while (*p == ' ' || *p == '\t')
 		p++;
@@ -320,6 +322,7 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 	struct symtab_builder b = {0};
 	struct symtab *st = NULL;
 	bool nonzero = false;
+	uint64_t text = 0;
 	size_t cap = 0;
 	char *line = NULL;
 	FILE *f;
@@ -331,7 +334,7 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 	if (!f)
 		return NULL;
 	while (getline(&line, &cap, f) > 0) {
-		err = kallsyms_line(&b, line, &nonzero);
+		err = kallsyms_line(&b, line, &nonzero, &text);
 		if (err)
 			goto out;
 	}
@@ -356,6 +359,7 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 		goto out;
 	}
 	st->identity = true;
+	st->ref_text = text;
 	/* Kernel symbols have no sizes; cap the last one of a module at a page. */
 	err = symtab_builder_finish(&b, st, 4096);
 out:

@@ -28,7 +28,8 @@ struct symtab {
 	size_t nr_mods;
 	struct symtab_seg *segs;
 	size_t nr_segs;
-	bool identity; /* offsets are addresses (kallsyms, perf maps) */
+	bool identity;	   /* offsets are addresses (kallsyms, perf maps) */
+	uint64_t ref_text; /* kallsyms: address of _text (to detect KASLR moves), else 0 */
 };
 
 /* Ranking bits for choosing among symbols at one address (higher wins). */
