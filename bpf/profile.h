@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The contract between profile.bpf.c and pa-record: what one sample record in the
+ * `events` ring buffer looks like, and the limits both sides size buffers by.
+ * Included by BPF code (after vmlinux.h) and by user space (after <linux/types.h>).
+ */
+#ifndef PA_PROFILE_H
+#define PA_PROFILE_H
+
+/* perf's default max stack is 127 frames; keep the same limit per stack. */
+#define PROFILE_MAX_FRAMES 127
+
+/* Default size of the `events` ring buffer (power of two, >= page size). */
+#define PROFILE_RINGBUF_BYTES (4u << 20)
+
+/* Default capacity of the `targets` map (tgids followed). */
+#define PROFILE_MAX_TARGETS 8192
+
+/* profile_sample.flags */
+#define PROFILE_F_KSTACK_ERR  (1u << 0) /* bpf_get_stack failed for the kernel stack */
+#define PROFILE_F_USTACK_ERR  (1u << 1) /* the user stack walk failed */
+#define PROFILE_F_KERNEL_MODE (1u << 2) /* the sample interrupted kernel code */
+
+/*
+ * One sample, variable size: header then nr_kernel kernel ips followed by nr_user
+ * user ips, each innermost first (ips[0] is the interrupted kernel pc when
+ * nr_kernel > 0, else ips[0] is the user pc).  Only
+ * PROFILE_SAMPLE_HDR_SIZE + 8 * (nr_kernel + nr_user) bytes are submitted.
+ */
+struct profile_sample {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u64 time;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 period; /* ns of cpu-clock this sample stands for */
+	__u32 cpu;
+	__u32 flags; /* PROFILE_F_* */
+	__u16 nr_kernel;
+	__u16 nr_user;
+	__u32 __pad;
+	__u64 ips[2 * PROFILE_MAX_FRAMES]; /* only the used prefix is submitted */
+};
+
+/* Bytes of a sample before ips[]. */
+#define PROFILE_SAMPLE_HDR_SIZE ((unsigned long)&((struct profile_sample *)0)->ips)
+
+/* Value of the `targets` map: only presence matters, the byte is for debugging. */
+#define PROFILE_TARGET_ROOT  1 /* given by the user (-p, or the started command) */
+#define PROFILE_TARGET_CHILD 2 /* found following fork() */
+
+#endif /* PA_PROFILE_H */

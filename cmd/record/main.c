@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pa-record: sample the on-CPU stacks of processes (or the whole system) with a
+ * BPF program on cpu-clock events and write them as perf.data.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pd_write.h"
+#include "record.h"
+#include "util.h"
+
+#ifndef PA_VERSION
+#define PA_VERSION "0.1"
+#endif
+
+static const char usage[] =
+	"usage: pa-record [options] [-- CMD [ARGS...]]\n"
+	"  -p, --pid PID[,PID...]  profile existing processes and what they start\n"
+	"  -a, --all-cpus          profile the whole system\n"
+	"  -- CMD ARGS             start CMD and profile it until it exits\n"
+	"  -d, --duration DUR      stop after DUR (30s, 500ms, 2m, 1h)\n"
+	"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+	"      --no-kernel         no kernel frames\n"
+	"  -o, --output FILE       default perf.data (old one kept as perf.data.old);\n"
+	"                          \"-\" writes a perf.data stream to stdout\n"
+	"  -q, --quiet             no progress, no summary\n"
+	"  -v, --verbose           show libbpf's messages\n"
+	"  -h, --help, --version\n";
+
+/* The one thing a signal handler may touch: a flag the event loop polls. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* SIGCHLD only has to interrupt the poll so that CMD's exit is seen at once. */
+static void on_sigchld(int sig)
+{
+	(void)sig;
+}
+
+static int parse_pids(struct rec_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	uint64_t v;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t *np;
+
+		if (pa_parse_u64(tok, &v) || v == 0 || v > INT_MAX) {
+			pa_err("invalid PID '%s'; give process ids like -p 1234,5678", tok);
+			free(copy);
+			return -EINVAL;
+		}
+		np = realloc(o->pids, (o->nr_pids + 1) * sizeof(*np));
+		if (!np) {
+			free(copy);
+			return -ENOMEM;
+		}
+		o->pids = np;
+		o->pids[o->nr_pids++] = v;
+	}
+	free(copy);
+	if (!o->nr_pids) {
+		pa_err("-p needs at least one PID");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t max_sample_rate(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static int parse_args(struct rec_opts *o, int argc, char **argv)
+{
+	enum { OPT_NO_KERNEL = 256, OPT_VERSION };
+	static const struct option longopts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"duration", required_argument, NULL, 'd'},
+		{"freq", required_argument, NULL, 'F'},
+		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{},
+	};
+	bool have_output = false;
+	uint64_t maxrate;
+	int c, modes;
+
+	o->freq = 99;
+	o->output = "perf.data";
+	o->argc = argc;
+	o->argv = argv;
+	opterr = 0;
+	/* '+': stop at the first non-option, so CMD's own options stay CMD's. */
+	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(o, optarg))
+				return -EINVAL;
+			break;
+		case 'a':
+			o->system_wide = true;
+			break;
+		case 'd':
+			if (pa_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
+				pa_err("invalid duration '%s'; use e.g. 30s, 500ms, 2m, 1h",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'F':
+			if (pa_parse_u64(optarg, &o->freq) || !o->freq) {
+				pa_err("invalid frequency '%s'; give samples per second, e.g. -F "
+				       "99",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NO_KERNEL:
+			o->no_kernel = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			have_output = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("pa-record %s\n", PA_VERSION);
+			exit(0);
+		case ':':
+			pa_err("option '%s' needs an argument; see --help", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			pa_err("unknown option '%s'; see --help", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd_argv = argv + optind;
+
+	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
+	if (modes != 1) {
+		pa_err("%s; give exactly one of -p PID, -a, or -- CMD",
+		       modes ? "conflicting targets" : "nothing to profile");
+		return -EINVAL;
+	}
+	maxrate = max_sample_rate();
+	if (maxrate && o->freq > maxrate) {
+		pa_err("-F %llu is above kernel.perf_event_max_sample_rate (%llu); lower -F or "
+		       "raise "
+		       "the sysctl",
+		       (unsigned long long)o->freq, (unsigned long long)maxrate);
+		return -EINVAL;
+	}
+	if (!strcmp(o->output, "-") || (!have_output && !isatty(STDOUT_FILENO)))
+		o->pipe = true;
+	if (o->pipe)
+		o->output = "-";
+	return 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {};
+
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	/* A reader that goes away must surface as EPIPE from write, not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void progress(struct rec_session *s, uint64_t now, uint64_t *last, bool final)
+{
+	if (s->opts.quiet || !isatty(STDERR_FILENO))
+		return;
+	if (final) {
+		if (*last)
+			fputs("\r\033[K", stderr);
+		return;
+	}
+	if (now - *last < 1000000000ULL)
+		return;
+	*last = now;
+	fprintf(stderr, "\rpa-record: %llu samples, %llu lost, %.0f s ",
+		(unsigned long long)s->samples, (unsigned long long)s->lost,
+		(now - s->start_ns) / 1e9);
+}
+
+/* Take everything the kernel has for us: BPF samples, side-band, lost counts. */
+static int drain(struct rec_session *s, int timeout_ms)
+{
+	int i, err;
+
+	err = timeout_ms ? ring_buffer__poll(s->rb, timeout_ms) : ring_buffer__consume(s->rb);
+	if (s->write_err)
+		return s->write_err;
+	if (err < 0 && err != -EINTR) {
+		pa_err("reading the BPF ring buffer failed: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < s->nr_cpus; i++) {
+		err = rec_sideband_drain(s, &s->cpus[i]);
+		if (err)
+			return err;
+	}
+	err = rec_emit_bpf_lost(s);
+	if (!err)
+		err = rec_emit_round(s);
+	return err;
+}
+
+static int record_loop(struct rec_session *s)
+{
+	uint64_t now, last = 0;
+	int err = 0;
+
+	while (!*s->stop) {
+		err = drain(s, 100);
+		if (err)
+			break;
+		now = pa_now_ns();
+		progress(s, now, &last, false);
+		if (s->opts.duration_ns && now - s->start_ns >= s->opts.duration_ns)
+			break;
+		if (rec_targets_done(s))
+			break;
+	}
+	s->stop_ns = pa_now_ns();
+	progress(s, 0, &last, true);
+	rec_events_disable(s);
+	/* Records are complete once the events are off: take the rest. */
+	if (!err)
+		err = drain(s, 0);
+	if (err && err != s->write_err)
+		return err;
+	if (s->write_err)
+		pa_err("cannot write %s: %s", s->opts.pipe ? "to the pipe" : s->opts.output,
+		       strerror(-s->write_err));
+	return s->write_err;
+}
+
+static void summary(struct rec_session *s)
+{
+	struct stat st;
+	char where[PATH_MAX + 32];
+
+	if (s->opts.pipe)
+		snprintf(where, sizeof(where), "pipe");
+	else if (!stat(s->opts.output, &st))
+		snprintf(where, sizeof(where), "%s (%.3f MB)", s->opts.output,
+			 st.st_size / (1024.0 * 1024.0));
+	else
+		snprintf(where, sizeof(where), "%s", s->opts.output);
+	pa_info("%llu samples, %llu lost, %.2f s, wrote %s", (unsigned long long)s->samples,
+		(unsigned long long)s->lost, (s->stop_ns - s->start_ns) / 1e9, where);
+	if (s->sb_lost)
+		pa_warn("%llu side-band records (mmap/comm/fork) were lost; some samples may stay "
+			"unresolved",
+			(unsigned long long)s->sb_lost);
+	if (s->child_done && WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status))
+		pa_info("note: '%s' exited with status %d", s->opts.cmd_argv[0],
+			WEXITSTATUS(s->child_status));
+	else if (s->child_done && WIFSIGNALED(s->child_status))
+		pa_info("note: '%s' was killed by signal %d (%s)", s->opts.cmd_argv[0],
+			WTERMSIG(s->child_status), strsignal(WTERMSIG(s->child_status)));
+}
+
+int main(int argc, char **argv)
+{
+	struct rec_session s = {
+		.stop = &stop_flag,
+		.release_fd = -1,
+		.exec_err_fd = -1,
+		.evidx = -1,
+	};
+	size_t i;
+	int err;
+
+	pa_set_progname("pa-record");
+	if (parse_args(&s.opts, argc, argv))
+		return 1;
+	pa_set_quiet(s.opts.quiet);
+	s.self = getpid();
+	install_signals();
+
+	err = rec_check_privileges(&s.opts);
+	if (!err)
+		err = rec_targets_check(&s.opts);
+	if (!err)
+		err = rec_cpus_init(&s);
+	if (!err)
+		err = rec_bpf_open_load(&s);
+	if (err)
+		goto cleanup;
+	err = rec_output_open(&s);
+	if (!err)
+		err = rec_events_open(&s);
+	if (!err)
+		err = rec_output_attr(&s);
+	for (i = 0; !err && i < s.opts.nr_pids; i++)
+		err = rec_target_add(&s, s.opts.pids[i]);
+	if (!err && s.opts.cmd_argv) {
+		err = rec_cmd_fork(&s);
+		if (!err)
+			err = rec_target_add(&s, s.child);
+	}
+	if (!err)
+		err = rec_synthesize(&s);
+	if (!err)
+		err = rec_events_enable(&s);
+	s.start_ns = pa_now_ns();
+	if (!err && s.child)
+		err = rec_cmd_release(&s);
+	if (err)
+		goto cleanup;
+
+	err = record_loop(&s);
+	rec_cmd_finish(&s);
+	if (err)
+		goto cleanup;
+	err = pd_writer_close(s.w);
+	s.w = NULL;
+	if (err) {
+		pa_err("cannot write %s: %s", s.opts.pipe ? "to the pipe" : s.opts.output,
+		       strerror(-err));
+		goto cleanup;
+	}
+	summary(&s);
+
+cleanup:
+	rec_cmd_finish(&s);
+	if (s.w)
+		pd_writer_abort(s.w);
+	rec_session_teardown(&s);
+	free(s.opts.pids);
+	return err ? 1 : 0;
+}

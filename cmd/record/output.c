@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What goes into perf.data: the one cpu-clock attr, the state synthesized from
+ * /proc before sampling (COMM, MMAP2 with build-ids, the kernel map), samples
+ * from the BPF ring buffer, LOST records and round markers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "buildid.h"
+#include "pd_write.h"
+#include "procfs.h"
+#include "record.h"
+#include "util.h"
+
+void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
+	     uint64_t time, int cpu)
+{
+	const struct rec_cpu *c = NULL;
+
+	if (cpu >= 0 && cpu < s->nr_possible)
+		c = s->cpu_by_nr[cpu];
+	if (!c)
+		c = &s->cpus[0];
+	sid->pid = pid;
+	sid->tid = tid;
+	sid->time = time;
+	sid->id = c->id;
+	sid->cpu = cpu >= 0 ? (uint32_t)cpu : 0;
+}
+
+int rec_output_open(struct rec_session *s)
+{
+	struct pd_writer_opts wo = {
+		.path = s->opts.pipe ? "-" : s->opts.output,
+		.pipe = s->opts.pipe,
+		.keep_old = true,
+	};
+
+	s->w = pd_writer_open(&wo);
+	if (!s->w) {
+		int err = -errno;
+
+		pa_err("cannot create %s: %s", s->opts.pipe ? "standard output" : s->opts.output,
+		       strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The attr perf.data declares: what `perf record -e cpu-clock -g` would write. */
+int rec_output_attr(struct rec_session *s)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			       PERF_SAMPLE_CALLCHAIN,
+		.sample_id_all = 1,
+		.exclude_kernel = s->opts.no_kernel,
+		.disabled = 1,
+		.inherit = !s->opts.system_wide,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+	};
+	uint64_t *ids = calloc(s->nr_cpus, sizeof(*ids));
+	int i, err;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_cpus; i++)
+		ids[i] = s->cpus[i].id;
+	err = pd_writer_add_attr(s->w, &a, "cpu-clock", ids, s->nr_cpus);
+	free(ids);
+	if (err < 0) {
+		pa_err("cannot write the perf.data header: %s", strerror(-err));
+		return err;
+	}
+	s->evidx = err;
+	s->attr = a;
+	pd_writer_set_host_features(s->w);
+	pd_writer_set_cmdline(s->w, s->opts.argc, s->opts.argv);
+	return 0;
+}
+
+/* Build-ids by device and inode: every process maps libc, read it once. */
+int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
+		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid)
+{
+	struct rec_bid_cache *c = &s->bids;
+	uint64_t dev = makedev(maj, min);
+	char p[4200];
+	size_t i;
+	int n;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].dev == dev && c->v[i].ino == ino && ino) {
+			memcpy(bid, c->v[i].bid, BID_MAX);
+			return c->v[i].size;
+		}
+	/* map_files reaches the mapped file even when it was deleted or lives in
+	 * another mount namespace; root/PATH is the fallback without CAP_SYS_ADMIN. */
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	n = bid_read_path(p, bid);
+	if (n < 0) {
+		snprintf(p, sizeof(p), "/proc/%d/root%s", pid, path);
+		n = bid_read_path(p, bid);
+	}
+	if (n < 0)
+		n = bid_read_path(path, bid);
+	if (!ino)
+		return n;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 64;
+		struct rec_bid_entry *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return n;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n].dev = dev;
+	c->v[c->n].ino = ino;
+	c->v[c->n].size = n;
+	memcpy(c->v[c->n].bid, bid, BID_MAX);
+	c->n++;
+	return n;
+}
+
+void rec_bid_cache_free(struct rec_bid_cache *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* COMM for every thread, MMAP2 for every executable mapping of one process. */
+int rec_synthesize_pid(struct rec_session *s, pid_t pid)
+{
+	struct pd_sample_id sid;
+	struct proc_map *maps = NULL;
+	pid_t *tids = NULL;
+	char comm[64];
+	uint8_t bid[BID_MAX];
+	int i, n, nb, err = 0;
+
+	n = proc_list_tids(pid, &tids);
+	if (n < 0)
+		return 0; /* gone already: nothing to say about it */
+	for (i = 0; i < n && !err; i++) {
+		if (proc_read_comm(pid, tids[i], comm, sizeof(comm)))
+			continue;
+		rec_sid(s, &sid, pid, tids[i], 0, -1);
+		err = pd_write_comm(s->w, pid, tids[i], comm, false, &sid);
+	}
+	free(tids);
+	if (err)
+		return err;
+
+	n = proc_read_maps(pid, true, &maps);
+	if (n < 0)
+		return 0;
+	rec_sid(s, &sid, pid, pid, 0, -1);
+	for (i = 0; i < n && !err; i++) {
+		struct proc_map *m = &maps[i];
+
+		nb = 0;
+		if (m->path[0] == '/')
+			nb = rec_mmap2_build_id(s, pid, m->start, m->end, m->path, m->maj, m->min,
+						m->ino, bid);
+		err = pd_write_mmap2(s->w, PERF_RECORD_MISC_USER, pid, pid, m->start,
+				     m->end - m->start, m->pgoff, m->prot, m->flags,
+				     nb > 0 ? bid : NULL, nb > 0 ? nb : 0, m->path, &sid);
+		if (!err && nb > 0)
+			err = pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, bid, nb,
+						     m->path);
+	}
+	proc_maps_free(maps, n);
+	return err;
+}
+
+/* The address of _text, where perf anchors the kernel map (0 when hidden). */
+static uint64_t kernel_text_addr(void)
+{
+	char line[512], name[256], type;
+	unsigned long long addr, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text")) {
+			found = addr;
+			break;
+		}
+		if (!strcmp(name, "_stext") && !found)
+			found = addr;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * PERF_RECORD_MMAP of "[kernel.kallsyms]_text" with pid -1, laid out by hand as
+ * perf synthesizes it; the trailer follows our attr's sample_id_all layout
+ * (TID, TIME, CPU, IDENTIFIER).
+ */
+static int synthesize_kernel(struct rec_session *s)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	struct {
+		struct perf_event_header header;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		char filename[PERF_ALIGN(sizeof(name), 8)];
+		uint32_t sid_pid, sid_tid;
+		uint64_t sid_time;
+		uint32_t sid_cpu, sid_res;
+		uint64_t sid_id;
+	} rec = {};
+	uint8_t bid[BID_MAX];
+	uint64_t text = kernel_text_addr();
+	int n, err;
+
+	if (s->opts.no_kernel)
+		return 0;
+	if (!text) {
+		pa_warn("no kernel addresses in /proc/kallsyms (kernel.kptr_restrict?); kernel "
+			"frames will stay unnamed");
+		return 0;
+	}
+	rec.header.type = PERF_RECORD_MMAP;
+	rec.header.misc = PERF_RECORD_MISC_KERNEL;
+	rec.header.size = sizeof(rec);
+	rec.pid = (uint32_t)-1;
+	rec.start = text;
+	rec.len = ~0ULL - text;
+	rec.pgoff = text;
+	memcpy(rec.filename, name, sizeof(name));
+	rec.sid_id = s->cpus[0].id;
+	err = pd_write_raw(s->w, &rec);
+	if (err)
+		return err;
+	n = bid_read_kernel(bid);
+	if (n > 0)
+		err = pd_writer_add_build_id(s->w, PERF_RECORD_MISC_KERNEL, -1, bid, n,
+					     "[kernel.kallsyms]");
+	return err;
+}
+
+int rec_synthesize(struct rec_session *s)
+{
+	pid_t *pids = NULL;
+	size_t i;
+	int n, err;
+
+	err = synthesize_kernel(s);
+	if (err)
+		goto out;
+	if (s->opts.system_wide) {
+		n = proc_list_pids(&pids);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+		for (i = 0; i < (size_t)n && !err; i++)
+			if (pids[i] != s->self)
+				err = rec_synthesize_pid(s, pids[i]);
+		free(pids);
+	} else {
+		for (i = 0; i < s->targets.cap && !err; i++)
+			if (s->targets.slots[i])
+				err = rec_synthesize_pid(s, s->targets.slots[i]);
+	}
+out:
+	if (err)
+		pa_err("cannot write the initial process state: %s", strerror(-err));
+	return err;
+}
+
+/* ring_buffer callback: one profile_sample becomes one PERF_RECORD_SAMPLE. */
+int rec_handle_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_session *s = ctx;
+	const struct profile_sample *ps = data;
+	struct pd_sample smp = {};
+	uint64_t *cc = s->callchain, nk, nu, room;
+	int n = 0, err;
+
+	if (size < PROFILE_SAMPLE_HDR_SIZE)
+		return 0;
+	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(uint64_t);
+	nk = ps->nr_kernel < room ? ps->nr_kernel : room;
+	nu = ps->nr_user < room - nk ? ps->nr_user : room - nk;
+	if (nk) {
+		cc[n++] = PERF_CONTEXT_KERNEL;
+		memcpy(cc + n, ps->ips, nk * sizeof(*cc));
+		n += nk;
+	}
+	if (nu) {
+		cc[n++] = PERF_CONTEXT_USER;
+		memcpy(cc + n, ps->ips + nk, nu * sizeof(*cc));
+		n += nu;
+	}
+	smp.ip = nk || nu ? ps->ips[0] : 0;
+	smp.misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	smp.pid = ps->pid;
+	smp.tid = ps->tid;
+	smp.time = ps->time;
+	smp.cpu = ps->cpu;
+	smp.period = ps->period;
+	smp.nr_ips = n;
+	smp.ips = cc;
+	smp.id = ps->cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[ps->cpu]
+			 ? s->cpu_by_nr[ps->cpu]->id
+			 : s->cpus[0].id;
+	err = pd_write_sample(s->w, s->evidx, &smp);
+	if (err) {
+		s->write_err = err;
+		return err; /* stops ring_buffer__poll */
+	}
+	s->samples++;
+	s->records_in_round++;
+	return 0;
+}
+
+/* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU. */
+int rec_emit_bpf_lost(struct rec_session *s)
+{
+	uint64_t vals[s->nr_possible];
+	struct pd_sample_id sid;
+	int i, err;
+
+	if (rec_read_bpf_lost(s, vals))
+		return 0;
+	for (i = 0; i < s->nr_cpus; i++) {
+		struct rec_cpu *c = &s->cpus[i];
+		uint64_t v = vals[c->cpu];
+
+		if (v <= c->lost_seen)
+			continue;
+		rec_sid(s, &sid, 0, 0, pa_now_ns(), c->cpu);
+		err = pd_write_lost(s->w, c->id, v - c->lost_seen, &sid);
+		if (err)
+			return err;
+		s->lost += v - c->lost_seen;
+		c->lost_seen = v;
+		s->records_in_round++;
+	}
+	return 0;
+}
+
+int rec_emit_round(struct rec_session *s)
+{
+	if (!s->records_in_round)
+		return 0;
+	s->records_in_round = 0;
+	return pd_write_finished_round(s->w);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pa-record's session: everything one recording owns, passed to every module.
+ * main.c parses options and runs the lifecycle; the other files each own a concern.
+ */
+#ifndef PA_RECORD_H
+#define PA_RECORD_H
+
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buildid.h"
+#include "perfdata.h"
+#include "profile.h"
+
+struct profile_bpf;
+struct ring_buffer;
+struct bpf_link;
+struct pd_writer;
+
+struct rec_opts {
+	pid_t *pids; /* -p */
+	size_t nr_pids;
+	bool system_wide;     /* -a */
+	char **cmd_argv;      /* -- CMD ARGS */
+	uint64_t duration_ns; /* -d, 0 = until the targets end */
+	uint64_t freq;	      /* -F */
+	bool no_kernel;
+	const char *output; /* "-" = stdout */
+	bool pipe;
+	bool quiet;
+	int verbose;
+	int argc; /* for the CMDLINE feature */
+	char **argv;
+};
+
+/* Side-band ring of one CPU: a dummy event's mmap'ed buffer. */
+struct rec_sideband {
+	int fd;
+	void *base; /* control page followed by the data pages */
+	size_t map_len;
+	char *copy; /* room for a record that wraps the end of the data area */
+};
+
+struct rec_cpu {
+	int cpu;
+	int clock_fd; /* cpu-clock event the BPF program hangs off */
+	uint64_t id;  /* its PERF_EVENT_IOC_ID: the sample id in perf.data */
+	struct bpf_link *link;
+	uint64_t lost_seen; /* BPF lost counter already reported */
+	struct rec_sideband sb;
+};
+
+/* A set of pids (open addressing); user space's view of who is followed. */
+struct rec_pidset {
+	pid_t *slots;
+	size_t cap, n;
+};
+
+/* Build-ids already read, by device and inode (and by path for the kernel). */
+struct rec_bid_entry {
+	uint64_t dev, ino;
+	int size; /* <= 0: file has none / unreadable */
+	uint8_t bid[BID_MAX];
+};
+struct rec_bid_cache {
+	struct rec_bid_entry *v;
+	size_t n, cap;
+};
+
+struct rec_session {
+	struct rec_opts opts;
+	volatile sig_atomic_t *stop; /* set by the signal handler */
+
+	struct profile_bpf *skel;
+	struct ring_buffer *rb;
+	struct rec_cpu *cpus; /* online CPUs */
+	int nr_cpus;
+	int nr_possible;	    /* libbpf_num_possible_cpus(): per-CPU map width */
+	struct rec_cpu **cpu_by_nr; /* [nr_possible], NULL for offline CPUs */
+
+	struct pd_writer *w;
+	int evidx;
+	struct perf_event_attr attr; /* the one event in perf.data */
+
+	struct rec_pidset targets;
+	struct rec_bid_cache bids;
+	pid_t self;
+
+	pid_t child; /* -- CMD, 0 if none */
+	int child_status;
+	bool child_done;
+	int release_fd;	 /* child waits for our go on this pipe */
+	int exec_err_fd; /* child reports execvp's errno here (CLOEXEC) */
+
+	/* counters */
+	uint64_t samples, lost, sb_lost, records_in_round;
+	uint64_t start_ns, stop_ns;
+	int write_err; /* first pd_write_* failure; stops the recording */
+	uint64_t callchain[2 * PROFILE_MAX_FRAMES + 2];
+};
+
+/* caps.c: privileges and kernel features, before anything is loaded. */
+int rec_check_privileges(const struct rec_opts *o);
+
+/* session.c */
+int rec_cpus_init(struct rec_session *s);
+int rec_bpf_open_load(struct rec_session *s);
+int rec_events_open(struct rec_session *s);
+int rec_events_enable(struct rec_session *s);
+void rec_events_disable(struct rec_session *s);
+int rec_target_add(struct rec_session *s, pid_t pid);
+int rec_read_bpf_lost(struct rec_session *s, uint64_t *vals);
+void rec_session_teardown(struct rec_session *s);
+
+/* sideband.c */
+int rec_sideband_open(struct rec_session *s, struct rec_cpu *c);
+void rec_sideband_close(struct rec_cpu *c);
+int rec_sideband_drain(struct rec_session *s, struct rec_cpu *c);
+
+/* target.c */
+int rec_targets_check(const struct rec_opts *o);
+int rec_cmd_fork(struct rec_session *s);
+int rec_cmd_release(struct rec_session *s);
+bool rec_targets_done(struct rec_session *s);
+void rec_cmd_finish(struct rec_session *s);
+int pidset_add(struct rec_pidset *ps, pid_t pid);
+bool pidset_has(const struct rec_pidset *ps, pid_t pid);
+void pidset_free(struct rec_pidset *ps);
+
+/* output.c */
+int rec_output_open(struct rec_session *s);
+int rec_output_attr(struct rec_session *s);
+int rec_synthesize(struct rec_session *s);
+int rec_synthesize_pid(struct rec_session *s, pid_t pid);
+int rec_handle_sample(void *ctx, void *data, size_t size);
+int rec_emit_bpf_lost(struct rec_session *s);
+int rec_emit_round(struct rec_session *s);
+int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
+		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
+void rec_bid_cache_free(struct rec_bid_cache *c);
+/* The sample_id trailer for records about pid/tid at time on cpu (-1: unknown). */
+void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
+	     uint64_t time, int cpu);
+
+#endif /* PA_RECORD_H */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * BPF and perf event lifecycle: load the profile program, open one cpu-clock event
+ * per online CPU with the program attached, and undo it all in teardown.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile.skel.h"
+#include "record.h"
+#include "util.h"
+
+/*
+ * libbpf's print callback takes no user pointer, so what it needs lives here:
+ * whether -v was given, and the last warning, quoted when loading fails.
+ */
+static int libbpf_verbose;
+static char libbpf_last[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[sizeof(libbpf_last)];
+	size_t n;
+
+	if (libbpf_verbose > (level == LIBBPF_DEBUG))
+		return vfprintf(stderr, fmt, ap);
+	if (level != LIBBPF_WARN)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	/* The verifier log dump is noise in a one-line error; keep libbpf's summary. */
+	if (n && strncmp(line, "libbpf: -- BEGIN", 16) && strncmp(line, "-- END", 6))
+		memcpy(libbpf_last, line, n + 1);
+	return 0;
+}
+
+static int parse_cpu_list(const char *path, int **cpus)
+{
+	char buf[4096], *p, *end;
+	int *v = NULL, n = 0, cap = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	for (p = buf; *p && *p != '\n';) {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (; a <= b; a++) {
+			if (n == cap) {
+				int *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[n++] = a;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	*cpus = v;
+	return n;
+}
+
+/* The online CPUs, each of which gets a cpu-clock and a side-band event. */
+int rec_cpus_init(struct rec_session *s)
+{
+	int i, err, *cpus = NULL;
+
+	err = parse_cpu_list("/sys/devices/system/cpu/online", &cpus);
+	if (err <= 0) {
+		pa_err("cannot read /sys/devices/system/cpu/online: %s",
+		       strerror(err ? -err : EINVAL));
+		return err ? err : -EINVAL;
+	}
+	s->nr_cpus = err;
+	s->nr_possible = libbpf_num_possible_cpus();
+	if (s->nr_possible <= 0) {
+		free(cpus);
+		pa_err("cannot read the possible CPUs: %s", strerror(-s->nr_possible));
+		return s->nr_possible ? s->nr_possible : -EINVAL;
+	}
+	s->cpus = calloc(s->nr_cpus, sizeof(*s->cpus));
+	s->cpu_by_nr = calloc(s->nr_possible, sizeof(*s->cpu_by_nr));
+	if (!s->cpus || !s->cpu_by_nr) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	for (i = 0; i < s->nr_cpus; i++) {
+		s->cpus[i].cpu = cpus[i];
+		s->cpus[i].clock_fd = -1;
+		s->cpus[i].sb.fd = -1;
+		if (cpus[i] < s->nr_possible)
+			s->cpu_by_nr[cpus[i]] = &s->cpus[i];
+	}
+	free(cpus);
+
+	return 0;
+}
+
+int rec_bpf_open_load(struct rec_session *s)
+{
+	struct profile_bpf *skel;
+	uint32_t rb_bytes = PROFILE_RINGBUF_BYTES;
+	int err;
+
+	libbpf_verbose = s->opts.verbose;
+	libbpf_set_print(libbpf_print);
+
+	skel = profile_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pa_err("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	s->skel = skel;
+	skel->rodata->system_wide = s->opts.system_wide;
+	skel->rodata->no_kernel = s->opts.no_kernel;
+	skel->rodata->self_tgid = getpid();
+
+	/* ~0.4 s of full-depth samples from every CPU before anything is dropped. */
+	while (rb_bytes < (1u << 28) &&
+	       (uint64_t)rb_bytes < s->opts.freq * (uint64_t)s->nr_cpus * 1024)
+		rb_bytes <<= 1;
+	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
+	if (s->opts.system_wide)
+		bpf_map__set_max_entries(skel->maps.targets, 1);
+	/* -a needs no fork/exit bookkeeping. */
+	bpf_program__set_autoload(skel->progs.on_fork, !s->opts.system_wide);
+	bpf_program__set_autoload(skel->progs.on_exit, !s->opts.system_wide);
+
+	err = profile_bpf__load(skel);
+	if (err) {
+		pa_err("cannot load the BPF program: %s (%s); run with -v for the verifier log",
+		       strerror(-err), libbpf_last[0] ? libbpf_last : "no libbpf message");
+		return err;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), rec_handle_sample, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pa_err("cannot set up the BPF ring buffer: %s", strerror(-err));
+		return err;
+	}
+	if (!s->opts.system_wide) {
+		err = profile_bpf__attach(skel);
+		if (err) {
+			pa_err("cannot attach the fork/exit tracepoints: %s (%s)", strerror(-err),
+			       libbpf_last[0] ? libbpf_last : "no libbpf message");
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	int fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* One line naming the event, why it failed and what to do. */
+static void event_open_error(const char *ev, int cpu, int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		pa_err("cannot open %s event on CPU %d: %s; this kernel lacks software perf events "
+		       "(needs CONFIG_PERF_EVENTS)",
+		       ev, cpu, strerror(-err));
+		break;
+	case EACCES:
+	case EPERM:
+		pa_err("cannot open %s event on CPU %d: %s; run as root, grant CAP_PERFMON, or "
+		       "lower "
+		       "kernel.perf_event_paranoid (sysctl kernel.perf_event_paranoid=-1)",
+		       ev, cpu, strerror(-err));
+		break;
+	case EMFILE:
+		pa_err("cannot open %s event on CPU %d: %s; raise the open file limit (ulimit -n)",
+		       ev, cpu, strerror(-err));
+		break;
+	default:
+		pa_err("cannot open %s event on CPU %d: %s", ev, cpu, strerror(-err));
+	}
+}
+
+int rec_events_open(struct rec_session *s)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = s->opts.freq,
+		.exclude_kernel = s->opts.no_kernel,
+		.disabled = 1,
+	};
+	int i, err, fd;
+
+	for (i = 0; i < s->nr_cpus; i++) {
+		struct rec_cpu *c = &s->cpus[i];
+
+		/* Side-band first: mappings made while we attach must not slip through. */
+		err = rec_sideband_open(s, c);
+		if (err)
+			return err;
+		fd = perf_event_open(&attr, -1, c->cpu);
+		if (fd < 0) {
+			event_open_error("cpu-clock", c->cpu, fd);
+			return fd;
+		}
+		c->clock_fd = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id)) {
+			err = -errno;
+			pa_err("cannot read the id of the cpu-clock event: %s", strerror(-err));
+			return err;
+		}
+		c->link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!c->link) {
+			err = -errno;
+			pa_err("cannot attach the BPF program to cpu-clock on CPU %d: %s", c->cpu,
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Start sampling on every CPU (events are opened disabled so all start together). */
+int rec_events_enable(struct rec_session *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_cpus; i++)
+		if (ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_ENABLE, 0)) {
+			int err = -errno;
+
+			pa_err("cannot enable cpu-clock on CPU %d: %s", s->cpus[i].cpu,
+			       strerror(-err));
+			return err;
+		}
+	return 0;
+}
+
+/* Stop producing samples, so the drain that follows sees everything. */
+void rec_events_disable(struct rec_session *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_cpus; i++) {
+		if (s->cpus[i].clock_fd >= 0)
+			ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (s->cpus[i].sb.fd >= 0)
+			ioctl(s->cpus[i].sb.fd, PERF_EVENT_IOC_DISABLE, 0);
+	}
+}
+
+int rec_target_add(struct rec_session *s, pid_t pid)
+{
+	uint32_t key = pid;
+	uint8_t v = PROFILE_TARGET_ROOT;
+	int err;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &v, sizeof(v),
+				 BPF_ANY)) {
+		err = -errno;
+		pa_err("cannot add PID %d to the BPF target map: %s", pid, strerror(-err));
+		return err;
+	}
+	return pidset_add(&s->targets, pid);
+}
+
+/* The BPF lost counters, cumulative, one per possible CPU (vals[nr_possible]). */
+int rec_read_bpf_lost(struct rec_session *s, uint64_t *vals)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map__lookup_elem(s->skel->maps.lost, &zero, sizeof(zero), vals,
+				 s->nr_possible * sizeof(*vals), 0))
+		return -errno;
+	return 0;
+}
+
+void rec_session_teardown(struct rec_session *s)
+{
+	int i;
+
+	for (i = 0; s->cpus && i < s->nr_cpus; i++) {
+		bpf_link__destroy(s->cpus[i].link);
+		if (s->cpus[i].clock_fd >= 0)
+			close(s->cpus[i].clock_fd);
+		rec_sideband_close(&s->cpus[i]);
+	}
+	free(s->cpus);
+	free(s->cpu_by_nr);
+	s->cpus = NULL;
+	s->cpu_by_nr = NULL;
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
+	profile_bpf__destroy(s->skel);
+	s->skel = NULL;
+	pidset_free(&s->targets);
+	rec_bid_cache_free(&s->bids);
+}

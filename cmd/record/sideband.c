@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Side-band: a dummy perf event per CPU whose ring buffer carries the kernel's
+ * MMAP2 (with build-ids), COMM, FORK, EXIT and LOST records.  We keep those of
+ * the targets and re-emit them through the writer, so every record in perf.data
+ * has the sample_id layout of our single cpu-clock attr.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pd_write.h"
+#include "record.h"
+#include "util.h"
+
+#define SB_DATA_PAGES 128   /* 512 KiB per CPU: ~100 ms of a busy system's mmaps */
+#define SB_MAX_RECORD 65536 /* header.size is a u16 */
+
+/* What sample_type TID|TIME|CPU appends to every side-band record. */
+struct sb_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+};
+
+struct sb_mmap2 {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size, res1;
+			uint16_t res2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+	char filename[];
+};
+
+struct sb_comm {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	char comm[];
+};
+
+struct sb_task {
+	struct perf_event_header header;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct sb_lost {
+	struct perf_event_header header;
+	uint64_t id, lost;
+};
+
+int rec_sideband_open(struct rec_session *s, struct rec_cpu *c)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		.sample_id_all = 1,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.build_id = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.watermark = 1,
+		.wakeup_watermark = SB_DATA_PAGES * page / 2,
+	};
+	int fd, err;
+
+	(void)s;
+	fd = syscall(SYS_perf_event_open, &attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		/* Before 5.12 MMAP2 cannot carry build-ids; we read them ourselves then. */
+		attr.build_id = 0;
+		fd = syscall(SYS_perf_event_open, &attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		err = -errno;
+		pa_err("cannot open the side-band (dummy) event on CPU %d: %s; run as root or "
+		       "lower kernel.perf_event_paranoid",
+		       c->cpu, strerror(-err));
+		return err;
+	}
+	c->sb.fd = fd;
+	c->sb.map_len = (SB_DATA_PAGES + 1) * page;
+	c->sb.base = mmap(NULL, c->sb.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c->sb.base == MAP_FAILED) {
+		err = -errno;
+		c->sb.base = NULL;
+		pa_err("cannot mmap the side-band buffer of CPU %d: %s%s", c->cpu, strerror(-err),
+		       err == -EPERM ? "; raise kernel.perf_event_mlock_kb" : "");
+		return err;
+	}
+	c->sb.copy = malloc(SB_MAX_RECORD);
+	if (!c->sb.copy)
+		return -ENOMEM;
+	return 0;
+}
+
+void rec_sideband_close(struct rec_cpu *c)
+{
+	if (c->sb.base)
+		munmap(c->sb.base, c->sb.map_len);
+	if (c->sb.fd >= 0)
+		close(c->sb.fd);
+	free(c->sb.copy);
+	c->sb.base = NULL;
+	c->sb.fd = -1;
+	c->sb.copy = NULL;
+}
+
+static bool wanted(const struct rec_session *s, uint32_t pid)
+{
+	if (pid == (uint32_t)s->self)
+		return false;
+	return s->opts.system_wide || pidset_has(&s->targets, pid);
+}
+
+/* A NUL-terminated string inside [p, end), or NULL. */
+static const char *str_in(const char *p, const char *end)
+{
+	return memchr(p, '\0', end - p) ? p : NULL;
+}
+
+static int sb_mmap2(struct rec_session *s, const struct sb_mmap2 *m, const char *end,
+		    const struct pd_sample_id *sid)
+{
+	uint8_t bid[BID_MAX];
+	const uint8_t *b = NULL;
+	const char *name;
+	int n = 0, err;
+
+	if ((const char *)m->filename > end || !(name = str_in(m->filename, end)))
+		return 0;
+	if (!wanted(s, m->pid))
+		return 0;
+	if (m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		n = m->build_id_size > BID_MAX ? BID_MAX : m->build_id_size;
+		memcpy(bid, m->build_id, n);
+	} else if (name[0] == '/') {
+		/* The kernel could not read it (page not resident): read the file. */
+		n = rec_mmap2_build_id(s, m->pid, m->addr, m->addr + m->len, name, m->maj, m->min,
+				       m->ino, bid);
+	}
+	if (n > 0)
+		b = bid;
+	err = pd_write_mmap2(s->w, m->header.misc & PERF_RECORD_MISC_CPUMODE_MASK, m->pid, m->tid,
+			     m->addr, m->len, m->pgoff, m->prot, m->flags, b, b ? n : 0, name, sid);
+	if (!err && b)
+		err = pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, b, n, name);
+	return err;
+}
+
+static int sb_record(struct rec_session *s, struct rec_cpu *c, const struct perf_event_header *h)
+{
+	const char *end = (const char *)h + h->size - sizeof(struct sb_id);
+	struct sb_id id;
+	struct pd_sample_id sid;
+
+	if (h->size < sizeof(*h) + sizeof(id))
+		return 0;
+	memcpy(&id, end, sizeof(id));
+	rec_sid(s, &sid, id.pid, id.tid, id.time, id.cpu);
+	s->records_in_round++;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		if ((size_t)(end - (const char *)h) < sizeof(struct sb_mmap2))
+			return 0;
+		return sb_mmap2(s, (const struct sb_mmap2 *)h, end, &sid);
+	case PERF_RECORD_COMM: {
+		const struct sb_comm *cm = (const void *)h;
+		const char *name;
+
+		if ((const char *)cm->comm >= end || !(name = str_in(cm->comm, end)))
+			return 0;
+		if (!wanted(s, cm->pid))
+			return 0;
+		return pd_write_comm(s->w, cm->pid, cm->tid, name,
+				     h->misc & PERF_RECORD_MISC_COMM_EXEC, &sid);
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		const struct sb_task *t = (const void *)h;
+
+		if ((size_t)(end - (const char *)h) < sizeof(*t))
+			return 0;
+		/* Mirror the BPF fork hook: children of followed processes are followed. */
+		if (h->type == PERF_RECORD_FORK && !s->opts.system_wide && t->pid != t->ppid &&
+		    pidset_has(&s->targets, t->ppid))
+			pidset_add(&s->targets, t->pid);
+		if (!wanted(s, t->pid))
+			return 0;
+		return pd_write_task(s->w, h->type, t->pid, t->ppid, t->tid, t->ptid, t->time,
+				     &sid);
+	}
+	case PERF_RECORD_LOST: {
+		const struct sb_lost *l = (const void *)h;
+
+		if ((size_t)(end - (const char *)h) < sizeof(*l))
+			return 0;
+		s->sb_lost += l->lost;
+		rec_sid(s, &sid, 0, 0, id.time, c->cpu);
+		return pd_write_lost(s->w, c->id, l->lost, &sid);
+	}
+	default:
+		s->records_in_round--;
+		return 0;
+	}
+}
+
+/*
+ * Consume everything the kernel has published.  data_head is read with acquire
+ * so the record bytes are visible; data_tail is stored with release once we are
+ * done with them, handing the space back to the kernel.
+ */
+int rec_sideband_drain(struct rec_session *s, struct rec_cpu *c)
+{
+	struct perf_event_mmap_page *pg = c->sb.base;
+	char *data;
+	uint64_t head, tail, size;
+	int err = 0;
+
+	if (!pg)
+		return 0;
+	data = (char *)pg + pg->data_offset;
+	size = pg->data_size;
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	tail = pg->data_tail;
+
+	while (tail < head && !err) {
+		uint64_t off = tail & (size - 1);
+		struct perf_event_header *h = (void *)(data + off);
+		uint16_t len = h->size;
+
+		if (len < sizeof(*h) || len > head - tail) {
+			pa_warn("side-band buffer of CPU %d is corrupt; skipping it", c->cpu);
+			tail = head;
+			break;
+		}
+		if (off + len > size) {
+			/* The record wraps the end of the buffer: copy it out whole. */
+			size_t first = size - off;
+
+			memcpy(c->sb.copy, data + off, first);
+			memcpy(c->sb.copy + first, data, len - first);
+			h = (void *)c->sb.copy;
+		}
+		err = sb_record(s, c, h);
+		tail += len;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return err;
+}
