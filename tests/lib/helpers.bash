@@ -135,7 +135,9 @@ samples_in() {
 
 # perf_samples_in FILE: samples as Linux perf counts them (one perf script line each).
 perf_samples_in() {
-	perf script -F tid -i "$1" 2>/dev/null | wc -l
+	local out
+	out=$(perf script -F tid -i "$1" 2>/dev/null) || fail "perf script -i $1 failed" || return 1
+	grep -c . <<<"$out"
 }
 
 # in_range VALUE LO HI: LO <= VALUE <= HI (decimals allowed), with a message if not.
