@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Entries and their call-graph tries.  Children follow perf's cumulative iterator:
+ * walking a chain in the chosen order, every entry met gets the sample's period
+ * once (the first occurrence wins under recursion) together with the part of the
+ * chain from that frame on; the leaf's own entry gets the whole chain.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+
+static uint64_t hmix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 29);
+}
+
+/* The entry key of frame f in stack s, restricted to the sort keys. */
+static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t frame,
+		     struct hist_entry *key)
+{
+	const struct cg_frame *f = cg_frame(h->cg, frame);
+	size_t i;
+
+	memset(key, 0, sizeof(*key));
+	key->frame = frame;
+	for (i = 0; i < h->opts.nr_keys; i++) {
+		switch (h->opts.keys[i]) {
+		case SK_COMM:
+			key->comm = s->comm;
+			break;
+		case SK_PID:
+			key->pid = s->pid;
+			break;
+		case SK_TID:
+			key->tid = s->tid;
+			break;
+		case SK_DSO:
+			key->dso = f->dso_name;
+			break;
+		case SK_SYM:
+			key->func = f->func + 1; /* 0 means "not keyed" */
+			break;
+		case SK_NR:
+			break;
+		}
+	}
+}
+
+static uint64_t key_hash(const struct hist_entry *k)
+{
+	uint64_t x = hmix(hmix(hmix(0, (uintptr_t)k->comm), k->pid), k->tid);
+
+	return hmix(hmix(x, (uintptr_t)k->dso), k->func);
+}
+
+static bool key_eq(const struct hist_entry *a, const struct hist_entry *b)
+{
+	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid && a->dso == b->dso &&
+	       a->func == b->func;
+}
+
+static int grow_buckets(struct hists *h)
+{
+	size_t n = h->nr_buckets ? h->nr_buckets * 2 : 1024, i;
+	struct hist_entry **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < h->nr_buckets; i++) {
+		struct hist_entry *e = h->buckets[i], *next;
+
+		for (; e; e = next) {
+			size_t j = key_hash(e) & (n - 1);
+
+			next = e->next_hash;
+			e->next_hash = b[j];
+			b[j] = e;
+		}
+	}
+	free(h->buckets);
+	h->buckets = b;
+	h->nr_buckets = n;
+	return 0;
+}
+
+static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *key, uint32_t tid)
+{
+	size_t j = key_hash(key) & (h->nr_buckets - 1);
+	struct hist_entry *e;
+
+	for (e = h->buckets[j]; e; e = e->next_hash)
+		if (key_eq(e, key))
+			return e;
+	if (h->nr_entries + 1 > h->nr_buckets) {
+		if (grow_buckets(h))
+			return NULL;
+		j = key_hash(key) & (h->nr_buckets - 1);
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	*e = *key;
+	e->first_tid = tid;
+	e->next_hash = h->buckets[j];
+	h->buckets[j] = e;
+	h->nr_entries++;
+	return e;
+}
+
+static struct chain_node *kid_get(const struct hists *h, struct chain_node *n, uint32_t frame)
+{
+	uint32_t func = cg_frame(h->cg, frame)->func;
+	struct chain_node *k;
+	size_t i;
+
+	for (i = 0; i < n->nr_kids; i++)
+		if (n->kids[i]->func == func)
+			return n->kids[i];
+	if (n->nr_kids == n->cap_kids) {
+		size_t cap = n->cap_kids ? n->cap_kids * 2 : 2;
+		struct chain_node **kids = realloc(n->kids, cap * sizeof(*kids));
+
+		if (!kids)
+			return NULL;
+		n->kids = kids;
+		n->cap_kids = cap;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	k->func = func;
+	k->frame = frame;
+	n->kids[n->nr_kids++] = k;
+	return k;
+}
+
+static int chain_add(const struct hists *h, struct hist_entry *e, const uint32_t *seq, size_t nr,
+		     uint64_t period)
+{
+	struct chain_node *root = &e->root, *n = root;
+	size_t i;
+
+	if (nr > e->max_depth)
+		e->max_depth = nr;
+	root->cumul += period;
+	for (i = 0; i < nr; i++) {
+		n = kid_get(h, n, seq[i]);
+		if (!n)
+			return -ENOMEM;
+		n->cumul += period;
+	}
+	n->hit += period;
+	return 0;
+}
+
+static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *seq,
+		     struct hist_entry **seen)
+{
+	const struct hist_opts *o = &h->opts;
+	struct hist_entry key, *self;
+	size_t i, j, nr_seen = 0;
+
+	/* Chains run in the order they are printed: root first for caller. */
+	for (i = 0; i < s->nr; i++)
+		seq[i] = o->order == ORDER_CALLER ? s->frames[s->nr - 1 - i] : s->frames[i];
+
+	make_key(h, s, s->frames[0], &key);
+	self = find_or_add(h, &key, s->tid);
+	if (!self)
+		return -ENOMEM;
+	self->self += s->period;
+	self->children += s->period;
+	if (o->order != ORDER_NONE && chain_add(h, self, seq, s->nr, s->period))
+		return -ENOMEM;
+	if (!o->children)
+		return 0;
+
+	seen[nr_seen++] = self;
+	for (i = 0; i < s->nr; i++) {
+		struct hist_entry *e;
+
+		make_key(h, s, seq[i], &key);
+		for (j = 0; j < nr_seen; j++)
+			if (key_eq(seen[j], &key))
+				break;
+		if (j < nr_seen)
+			continue;
+		e = find_or_add(h, &key, s->tid);
+		if (!e)
+			return -ENOMEM;
+		e->children += s->period;
+		seen[nr_seen++] = e;
+		if (o->order != ORDER_NONE && chain_add(h, e, seq + i, s->nr - i, s->period))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
+		const struct hist_opts *opts)
+{
+	size_t i, max = 1;
+	uint32_t *seq;
+	struct hist_entry **seen;
+	int err = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->cg = cg;
+	h->opts = *opts;
+	if (grow_buckets(h))
+		return -ENOMEM;
+	for (i = 0; i < cg_nr_stacks(cg); i++)
+		if (cg_stack(cg, i)->nr > max)
+			max = cg_stack(cg, i)->nr;
+	seq = calloc(max, sizeof(*seq));
+	seen = calloc(max + 1, sizeof(*seen));
+	if (!seq || !seen) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cg_nr_stacks(cg); i++) {
+		const struct cg_stack *s = cg_stack(cg, i);
+
+		if (s->event != ev)
+			continue;
+		h->total_period += s->period;
+		h->total_samples += s->count;
+		err = add_stack(h, s, seq, seen);
+		if (err)
+			break;
+	}
+out:
+	free(seq);
+	free(seen);
+	return err;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	if (a == b)
+		return 0;
+	if (!a || !b)
+		return a ? 1 : -1;
+	return strcmp(a, b);
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_keys(const struct hists *h, const struct hist_entry *a, const struct hist_entry *b)
+{
+	const struct cg_frame *fa = cg_frame(h->cg, a->frame), *fb = cg_frame(h->cg, b->frame);
+	size_t i;
+	int c = 0;
+
+	for (i = 0; i < h->opts.nr_keys && !c; i++) {
+		switch (h->opts.keys[i]) {
+		case SK_COMM:
+			c = cmp_str(a->comm, b->comm);
+			break;
+		case SK_PID:
+			c = a->pid < b->pid ? -1 : a->pid > b->pid;
+			break;
+		case SK_TID:
+			c = a->tid < b->tid ? -1 : a->tid > b->tid;
+			break;
+		case SK_DSO:
+			c = cmp_str(a->dso, b->dso);
+			break;
+		case SK_SYM:
+			c = cmp_str(fa->name, fb->name);
+			if (!c)
+				c = cmp_str(fa->dso_name, fb->dso_name);
+			break;
+		case SK_NR:
+			break;
+		}
+	}
+	return c;
+}
+
+/* qsort has no context argument, so each item carries the hists it belongs to. */
+struct sort_item {
+	const struct hists *h;
+	struct hist_entry *e;
+};
+
+static int cmp_items(const void *pa, const void *pb)
+{
+	const struct sort_item *a = pa, *b = pb;
+	int c = 0;
+
+	if (a->h->opts.children) {
+		c = cmp_u64_desc(a->e->children, b->e->children);
+		/*
+		 * perf puts a caller above its callee when both have the same children
+		 * period: in caller order the caller's chains run deeper (they hold the
+		 * callee's), so the longer chain comes first; if both entries started
+		 * in one thread.
+		 */
+		if (!c && a->e->first_tid == b->e->first_tid && a->h->opts.order != ORDER_NONE) {
+			c = a->e->max_depth > b->e->max_depth ? -1
+							      : a->e->max_depth < b->e->max_depth;
+			if (a->h->opts.order == ORDER_CALLEE)
+				c = -c;
+		}
+	}
+	if (!c)
+		c = cmp_u64_desc(a->e->self, b->e->self);
+	if (!c)
+		c = cmp_keys(a->h, a->e, b->e);
+	return c;
+}
+
+void hists_sort(struct hists *h)
+{
+	struct sort_item *items = calloc(h->nr_entries ? h->nr_entries : 1, sizeof(*items));
+	struct hist_entry **out = calloc(h->nr_entries ? h->nr_entries : 1, sizeof(*out));
+	size_t i, n = 0;
+
+	if (!items || !out) {
+		/* Unsorted output beats none; the caller sees entries == NULL otherwise. */
+		free(items);
+		free(out);
+		return;
+	}
+	for (i = 0; i < h->nr_buckets; i++) {
+		struct hist_entry *e;
+
+		for (e = h->buckets[i]; e; e = e->next_hash)
+			items[n++] = (struct sort_item){h, e};
+	}
+	qsort(items, n, sizeof(*items), cmp_items);
+	for (i = 0; i < n; i++)
+		out[i] = items[i].e;
+	free(items);
+	free(h->entries);
+	h->entries = out;
+}
+
+static void chain_free(struct chain_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->nr_kids; i++) {
+		chain_free(n->kids[i]);
+		free(n->kids[i]);
+	}
+	free(n->kids);
+}
+
+void hists_free(struct hists *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nr_buckets; i++) {
+		struct hist_entry *e = h->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next_hash;
+			chain_free(&e->root);
+			free(e);
+		}
+	}
+	free(h->buckets);
+	free(h->entries);
+	memset(h, 0, sizeof(*h));
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pa-report's histogram: entries keyed by the sort keys, with self and children
+ * period, each owning the call-graph tree of the chains that reached it.  Built from
+ * the aggregated stacks of one event (callgraph.h), the way perf's hist_entry_iter
+ * does it, so the numbers match `perf report`.
+ */
+#ifndef PA_REPORT_HIST_H
+#define PA_REPORT_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "callgraph.h"
+
+enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_NR };
+
+enum chain_order { ORDER_NONE, ORDER_CALLER, ORDER_CALLEE };
+
+struct hist_opts {
+	enum sort_key keys[SK_NR];
+	size_t nr_keys;
+	bool children;		/* accumulate callers' entries (perf --children) */
+	enum chain_order order; /* call-graph order; NONE: no trees built */
+};
+
+/* One node of an entry's call-graph trie: one function on the chain. */
+struct chain_node {
+	uint32_t func;	/* cg function id */
+	uint32_t frame; /* a frame of that function, for its name */
+	uint64_t hit;	/* period of chains ending here */
+	uint64_t cumul; /* hit plus everything below */
+	struct chain_node **kids;
+	size_t nr_kids, cap_kids;
+};
+
+struct hist_entry {
+	/* Key fields; those not in the sort keys are zero/NULL. */
+	const char *comm;
+	uint32_t pid, tid;
+	const char *dso;
+	uint32_t func;	/* valid when the sym key is used */
+	uint32_t frame; /* representative frame: sym name, ring, dso */
+	uint64_t self, children;
+	uint32_t first_tid;	/* thread of the first sample: perf's he->thread */
+	uint32_t max_depth;	/* longest chain appended */
+	struct chain_node root; /* func/frame unused */
+	struct hist_entry *next_hash;
+};
+
+struct hists {
+	const struct cg_profile *cg;
+	struct hist_opts opts;
+	struct hist_entry **buckets;
+	size_t nr_buckets;
+	struct hist_entry **entries; /* after hists_sort: output order */
+	size_t nr_entries;
+	uint64_t total_period, total_samples;
+};
+
+/* Aggregate event ev's stacks.  0 or -ENOMEM. */
+int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
+		const struct hist_opts *opts);
+/* Sort entries for output: children (when used), then self, descending; ties by keys. */
+void hists_sort(struct hists *h);
+void hists_free(struct hists *h);
+
+#endif /* PA_REPORT_HIST_H */

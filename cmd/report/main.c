@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pa-report: perf.data (ours or Linux perf's, file or pipe) in, perf report --stdio
+ * out.  Reading and symbolizing live in libcommon (pd_read, machine, callgraph);
+ * this file is options and flow, hist.c the aggregation, print.c the layout.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callgraph.h"
+#include "hist.h"
+#include "input.h"
+#include "machine.h"
+#include "pd_read.h"
+#include "print.h"
+#include "util.h"
+
+#ifndef PA_VERSION
+#define PA_VERSION "0.1.0"
+#endif
+
+struct report {
+	const char *input;
+	const char *sort;
+	bool sort_given;
+	const char *event;
+	int children; /* -1: default (children when samples have callchains) */
+	int order;    /* -1: default; else enum chain_order */
+	double percent_limit;
+	double chain_min_percent;
+	struct pa_id_list pids, tids;
+	struct pa_str_list comms;
+	bool quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pa-report [options]\n"
+		"  -i, --input FILE          perf.data to read (default perf.data; '-' = stdin)\n"
+		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym (default "
+		"comm,dso,sym)\n"
+		"      --children            add callees' time to callers (default with call "
+		"chains)\n"
+		"      --no-children         self time only\n"
+		"  -g, --call-graph MODE     caller, callee or none [,MIN_PERCENT]\n"
+		"      --percent-limit PCT   hide entries (and call-graph branches) below PCT%%\n"
+		"      --event NAME          only this event's section\n"
+		"      --pid PID[,PID...]    only these processes\n"
+		"      --tid TID[,TID...]    only these threads\n"
+		"      --comm NAME[,NAME...] only these commands\n"
+		"      --stdio               accepted (the only output mode)\n"
+		"      --no-demangle         accepted (names are printed as found)\n"
+		"  -q, --quiet               no header lines, no warnings\n"
+		"  -h, --help                this text\n"
+		"      --version             print the version\n");
+}
+
+static int parse_sort(const char *arg, struct hist_opts *o)
+{
+	static const char *const names[SK_NR] = {"comm", "pid", "tid", "dso", "sym"};
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+	size_t k;
+
+	if (!copy)
+		return -ENOMEM;
+	o->nr_keys = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < SK_NR; k++)
+			if (!strcmp(tok, names[k]))
+				break;
+		if (k == SK_NR) {
+			pa_err("unknown sort key '%s'; use comm, pid, tid, dso or sym", tok);
+			ret = -EINVAL;
+			break;
+		}
+		if (o->nr_keys < SK_NR)
+			o->keys[o->nr_keys++] = k;
+	}
+	if (!ret && !o->nr_keys) {
+		pa_err("empty --sort; use comm, pid, tid, dso or sym");
+		ret = -EINVAL;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_call_graph(const char *arg, struct report *rep)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "caller"))
+			rep->order = ORDER_CALLER;
+		else if (!strcmp(tok, "callee"))
+			rep->order = ORDER_CALLEE;
+		else if (!strcmp(tok, "none"))
+			rep->order = ORDER_NONE;
+		else if (!strcmp(tok, "graph"))
+			continue;
+		else {
+			double v = strtod(tok, &end);
+
+			if (end == tok || *end || v < 0 || v > 100) {
+				pa_err("bad --call-graph '%s'; use caller, callee or none, "
+				       "optionally ,MIN_PERCENT",
+				       arg);
+				ret = -EINVAL;
+				break;
+			}
+			rep->chain_min_percent = v;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_percent(const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || (*end && strcmp(end, "%")) || v < 0 || v > 100) {
+		pa_err("bad --percent-limit '%s'; give a number from 0 to 100", arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_CHILDREN = 256,
+	OPT_NO_CHILDREN,
+	OPT_PERCENT_LIMIT,
+	OPT_EVENT,
+	OPT_PID,
+	OPT_TID,
+	OPT_COMM,
+	OPT_STDIO,
+	OPT_NO_DEMANGLE,
+	OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{"input", required_argument, NULL, 'i'},
+	{"sort", required_argument, NULL, 's'},
+	{"children", no_argument, NULL, OPT_CHILDREN},
+	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+	{"call-graph", required_argument, NULL, 'g'},
+	{"percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT},
+	{"event", required_argument, NULL, OPT_EVENT},
+	{"pid", required_argument, NULL, OPT_PID},
+	{"tid", required_argument, NULL, OPT_TID},
+	{"comm", required_argument, NULL, OPT_COMM},
+	{"stdio", no_argument, NULL, OPT_STDIO},
+	{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{},
+};
+
+/* 0 to go on, 1 to exit 0 (help/version), -1 to exit 1. */
+static int parse_args(int argc, char **argv, struct report *rep, struct hist_opts *ho)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:s:g:qh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			rep->input = optarg;
+			break;
+		case 's':
+			rep->sort = optarg;
+			rep->sort_given = true;
+			break;
+		case 'g':
+			if (parse_call_graph(optarg, rep))
+				return -1;
+			break;
+		case OPT_CHILDREN:
+			rep->children = 1;
+			break;
+		case OPT_NO_CHILDREN:
+			rep->children = 0;
+			break;
+		case OPT_PERCENT_LIMIT:
+			if (parse_percent(optarg, &rep->percent_limit))
+				return -1;
+			/* perf: the limit applies to call-graph branches too */
+			rep->chain_min_percent = rep->percent_limit;
+			break;
+		case OPT_EVENT:
+			rep->event = optarg;
+			break;
+		case OPT_PID:
+			if (pa_id_list_parse(&rep->pids, optarg, "--pid"))
+				return -1;
+			break;
+		case OPT_TID:
+			if (pa_id_list_parse(&rep->tids, optarg, "--tid"))
+				return -1;
+			break;
+		case OPT_COMM:
+			if (pa_str_list_parse(&rep->comms, optarg))
+				return -1;
+			break;
+		case OPT_STDIO:
+		case OPT_NO_DEMANGLE:
+			break;
+		case 'q':
+			rep->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("pa-report %s\n", PA_VERSION);
+			return 1;
+		default:
+			fprintf(stderr, "Try 'pa-report --help' for more information.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		pa_err("unexpected argument '%s'; the input file goes after -i", argv[optind]);
+		return -1;
+	}
+	return parse_sort(rep->sort, ho) ? -1 : 0;
+}
+
+static int report_event(struct report *rep, const struct cg_profile *cg, size_t idx,
+			const struct hist_opts *base)
+{
+	const struct cg_event *ev = cg_event(cg, idx);
+	struct hist_opts ho = *base;
+	struct print_opts po = {
+		.header = !rep->quiet,
+		.percent_limit = rep->percent_limit,
+		.chain_min_percent = rep->chain_min_percent,
+		.skip_first_sym = rep->sort_given && !strncmp(rep->sort, "sym", 3),
+	};
+	struct hists h;
+	int err;
+
+	/* Like perf: children and graphs need call chains. */
+	ho.children = ev->callchain && rep->children != 0;
+	if (!ev->callchain)
+		ho.order = ORDER_NONE;
+	else if (rep->order >= 0)
+		ho.order = rep->order;
+	else
+		ho.order = ho.children ? ORDER_CALLER : ORDER_CALLEE;
+
+	err = hists_build(&h, cg, idx, &ho);
+	if (!err) {
+		hists_sort(&h);
+		if (!h.entries && h.nr_entries)
+			err = -ENOMEM;
+	}
+	if (err) {
+		pa_err("out of memory building the report");
+		hists_free(&h);
+		return err;
+	}
+	report_print(stdout, &h, ev, &po);
+	hists_free(&h);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct report rep = {
+		.sort = "comm,dso,sym",
+		.children = -1,
+		.order = -1,
+		.chain_min_percent = 0.5,
+	};
+	struct hist_opts ho = {0};
+	struct pa_input in = {0};
+	struct cg_profile *cg = NULL;
+	struct cg_filter filter;
+	char names[256];
+	size_t i, shown = 0;
+	int ret = 1, sel = -1;
+
+	pa_set_progname("pa-report");
+	switch (parse_args(argc, argv, &rep, &ho)) {
+	case 1:
+		ret = 0;
+		goto out;
+	case -1:
+		goto out;
+	}
+	pa_set_quiet(rep.quiet);
+
+	cg = cg_new();
+	if (!cg) {
+		pa_err("out of memory");
+		goto out;
+	}
+	filter = (struct cg_filter){
+		.pids = rep.pids.ids,
+		.nr_pids = rep.pids.nr,
+		.tids = rep.tids.ids,
+		.nr_tids = rep.tids.nr,
+		.comms = (const char *const *)rep.comms.strs,
+		.nr_comms = rep.comms.nr,
+	};
+	if (pa_input_load(&in, rep.input, cg, &filter))
+		goto out;
+
+	if (rep.event) {
+		sel = cg_find_event(cg, rep.event);
+		if (sel < 0) {
+			pa_err("no event '%s' in %s; events: %s", rep.event, in.name,
+			       pa_input_event_names(cg, names, sizeof(names)));
+			goto out;
+		}
+	}
+	for (i = 0; i < cg_nr_events(cg); i++) {
+		const struct cg_event *ev = cg_event(cg, i);
+
+		if (sel >= 0 ? (int)i != sel : !ev->samples)
+			continue;
+		if (shown++)
+			fputs("\n", stdout);
+		if (report_event(&rep, cg, i, &ho))
+			goto out;
+	}
+	if (!shown) {
+		if (!cg_nr_events(cg)) {
+			pa_err("%s: no events recorded; record some with pa-record", in.name);
+			goto out;
+		}
+		if (report_event(&rep, cg, 0, &ho))
+			goto out;
+		pa_warn("%s: no samples%s", in.name,
+			rep.pids.nr || rep.tids.nr || rep.comms.nr ? " match the filters" : "");
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		pa_err("writing the report: %s", strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	pa_input_close(&in);
+	cg_free(cg);
+	pa_id_list_free(&rep.pids);
+	pa_id_list_free(&rep.tids);
+	pa_str_list_free(&rep.comms);
+	return ret;
+}
