@@ -180,22 +180,43 @@ static bool file_matches(const char *path, const struct dso *d, bool *exists)
 	return n == d->bid_size && !memcmp(bid, d->bid, (size_t)n);
 }
 
+/* Symbols of file, plus those of its distro debug file if one is installed. */
+static struct symtab *load_with_debug(const char *file, const uint8_t *bid, size_t size)
+{
+	char hex[2 * BID_MAX + 1], debug[128];
+	uint8_t own[BID_MAX];
+	int n;
+
+	if (!size) {
+		n = bid_read_path(file, own);
+		if (n <= 0)
+			return symtab_load_elf(file);
+		bid = own;
+		size = (size_t)n;
+	}
+	bid_to_hex(hex, bid, size);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	return symtab_load_elf_debug(file, access(debug, R_OK) ? NULL : debug);
+}
+
 static struct symtab *load_matching(struct dso_table *t, struct dso *d)
 {
+	/* perf's cache holds "elf" for files, "vdso" for [vdso]. */
+	static const char *const cached[] = {"elf", "vdso"};
 	char hex[2 * BID_MAX + 1], cand[4096];
 	bool exists = false;
+	size_t i;
 
 	if (!d->bid_size)
-		return d->anon ? NULL : symtab_load_elf(d->path);
+		return d->anon ? NULL : load_with_debug(d->path, NULL, 0);
 	if (!d->anon && file_matches(d->path, d, &exists))
-		return symtab_load_elf(d->path);
+		return load_with_debug(d->path, d->bid, d->bid_size);
 	bid_to_hex(hex, d->bid, d->bid_size);
-	/* perf's build-id cache, then distro debug files. */
-	if (t->buildid_dir) {
-		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/elf", t->buildid_dir, hex,
-			 hex + 2);
+	for (i = 0; t->buildid_dir && i < sizeof(cached) / sizeof(cached[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/%s", t->buildid_dir, hex,
+			 hex + 2, cached[i]);
 		if (file_matches(cand, d, NULL))
-			return symtab_load_elf(cand);
+			return load_with_debug(cand, d->bid, d->bid_size);
 	}
 	snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	if (file_matches(cand, d, NULL))

@@ -20,6 +20,8 @@ struct symtab;
 
 /* Load an ELF file's function symbols.  NULL and errno (ENOENT, ENOEXEC...) on failure. */
 struct symtab *symtab_load_elf(const char *path);
+/* The same, adding the .symtab of a separate debug file (skipped if debug is unreadable). */
+struct symtab *symtab_load_elf_debug(const char *path, const char *debug);
 /* Load kernel symbols (text only) from a kallsyms-format file, e.g. "/proc/kallsyms".
  * If every address reads as zero (kptr_restrict), *restricted is set and NULL returned. */
 struct symtab *symtab_load_kallsyms(const char *path, bool *restricted);

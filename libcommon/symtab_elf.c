@@ -337,10 +337,10 @@ out:
 	return err;
 }
 
-static int load_elf(struct elf_ctx *c, struct symtab *st)
+/* Section headers of c->elf into c->shdrs. */
+static int read_shdrs(struct elf_ctx *c)
 {
 	size_t i;
-	int err;
 
 	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &c->ehdr))
 		return -ENOEXEC;
@@ -355,19 +355,65 @@ static int load_elf(struct elf_ctx *c, struct symtab *st)
 		if (!scn || !gelf_getshdr(scn, &c->shdrs[i]))
 			return -ENOEXEC;
 	}
-	err = load_segments(c, st);
+	return 0;
+}
+
+static int load_all_symbols(struct elf_ctx *c)
+{
+	size_t i;
+	int err = 0;
+
 	for (i = 1; !err && i < c->nsec; i++) {
 		if (c->shdrs[i].sh_type == SHT_SYMTAB || c->shdrs[i].sh_type == SHT_DYNSYM)
 			err = load_symbols(c, i);
 	}
+	return err;
+}
+
+/*
+ * A separate debug file (objcopy --only-keep-debug) adds the .symtab the shipped file
+ * was stripped of; its .plt is NOBITS, so PLT names and segments come from the file.
+ */
+static int load_debug(struct elf_ctx *c, const char *debug)
+{
+	struct elf_ctx d = {0};
+	int fd, err;
+
+	fd = open(debug, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* optional: the file alone still has .dynsym */
+	d.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	d.b = c->b;
+	err = d.elf ? read_shdrs(&d) : -ENOEXEC;
+	if (!err && d.ehdr.e_machine == c->ehdr.e_machine)
+		err = load_all_symbols(&d);
+	c->b = d.b;
+	if (d.elf)
+		elf_end(d.elf);
+	close(fd);
+	free(d.shdrs);
+	return err == -ENOMEM ? err : 0;
+}
+
+static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
+{
+	int err;
+
+	err = read_shdrs(c);
+	if (!err)
+		err = load_segments(c, st);
+	if (!err)
+		err = load_all_symbols(c);
 	if (!err)
 		err = load_plt(c);
+	if (!err && debug)
+		err = load_debug(c, debug);
 	if (!err)
 		err = symtab_builder_finish(&c->b, st, 1 << 20);
 	return err;
 }
 
-struct symtab *symtab_load_elf(const char *path)
+struct symtab *symtab_load_elf_debug(const char *path, const char *debug)
 {
 	struct elf_ctx c = {0};
 	struct symtab *st;
@@ -387,7 +433,7 @@ struct symtab *symtab_load_elf(const char *path)
 	else if (!c.elf)
 		err = -ENOEXEC;
 	else
-		err = load_elf(&c, st);
+		err = load_elf(&c, st, debug);
 	if (c.elf)
 		elf_end(c.elf);
 	close(fd);
@@ -399,4 +445,9 @@ struct symtab *symtab_load_elf(const char *path)
 		return NULL;
 	}
 	return st;
+}
+
+struct symtab *symtab_load_elf(const char *path)
+{
+	return symtab_load_elf_debug(path, NULL);
 }
