@@ -65,6 +65,10 @@ const char *pd_reader_feature_string(const struct pd_reader *r, int feat);
 /* CMDLINE joined with spaces, NULL if absent. */
 const char *pd_reader_cmdline(const struct pd_reader *r);
 int pd_reader_nrcpus(const struct pd_reader *r, uint32_t *online, uint32_t *avail);
+/* TOTAL_MEM in kB; 0 or -ENOENT. */
+int pd_reader_total_mem(const struct pd_reader *r, uint64_t *kb);
+/* Samples skipped because their id names no event (perf counts these too). */
+uint64_t pd_reader_nr_unknown_id(const struct pd_reader *r);
 size_t pd_reader_nr_build_ids(const struct pd_reader *r);
 const struct pd_build_id *pd_reader_build_id(const struct pd_reader *r, size_t i);
 

@@ -1,0 +1,741 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * perf.data writer/reader: round trips in file and pipe mode compare every field,
+ * damaged inputs must give one error line and never a crash, and (when Linux perf is
+ * installed) perf itself must read what we write without a warning.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pd_read.h"
+#include "pd_write.h"
+#include "unit.h"
+
+static char dir[] = "/tmp/pa-test-perfdata.XXXXXX";
+
+/* The test binary's own build-id (perf refuses symbols from a mismatching one). */
+static uint8_t bid_a[20] = {0xde, 0xad, 0xbe, 0xef, 1,	2,  3,	4,  5,	6,
+			    7,	  8,	9,    10,   11, 12, 13, 14, 15, 16};
+static const uint8_t bid_k[20] = {0xaa, 0xbb, 0xcc, 1,	2,  3,	4,  5,	6,  7,
+				  8,	9,    10,   11, 12, 13, 14, 15, 16, 17};
+
+/* Functions whose addresses the samples carry, so perf can name them. */
+__attribute__((noinline)) void pa_test_leaf(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void pa_test_caller(void)
+{
+	pa_test_leaf();
+	__asm__ volatile("" ::: "memory");
+}
+
+static int note_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	/* The first object is the main program. */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const uint8_t *desc = p + sizeof(*n) + ((n->n_namesz + 3) & ~3u);
+
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_descsz == 20 && n->n_namesz == 4)
+				memcpy(bid_a, desc, 20);
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;
+}
+
+struct exe_map {
+	uint64_t start, end, pgoff;
+	char path[512];
+};
+
+/* Our own executable mapping, so MMAP2 + sample ips point at real code. */
+static int find_exe_map(struct exe_map *m)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	uint64_t want = (uint64_t)(uintptr_t)pa_test_leaf;
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perm[8], path[512] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %511s", &s, &e, perm, &off, path) < 4)
+			continue;
+		if (want >= s && want < e) {
+			m->start = s;
+			m->end = e;
+			m->pgoff = off;
+			snprintf(m->path, sizeof(m->path), "%s", path);
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+#define PID	 4242
+#define TID	 4243
+#define NSAMPLES 6
+
+static struct perf_event_attr mkattr(uint32_t type, uint64_t config, uint64_t extra)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.config = config;
+	a.size = sizeof(a);
+	a.sample_period = 10101010;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			PERF_SAMPLE_CALLCHAIN | extra;
+	a.sample_id_all = 1;
+	a.mmap = a.comm = a.task = a.mmap2 = 1;
+	return a;
+}
+
+static uint64_t ids0[] = {101, 102}, ids1[] = {201};
+static struct exe_map exe;
+
+static void sample_for(int i, struct pd_sample *s, uint64_t *ips, char *raw)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = i % 2 ? ids1[0] : ids0[i % 4 / 2];
+	s->ip = (uint64_t)(uintptr_t)pa_test_leaf;
+	s->pid = PID;
+	s->tid = TID;
+	s->time = 1000000000ULL + i * 1000;
+	s->cpu = i % 2;
+	s->period = 10101010 + i;
+	s->misc = PERF_RECORD_MISC_USER;
+	ips[0] = PERF_CONTEXT_USER;
+	ips[1] = s->ip;
+	ips[2] = (uint64_t)(uintptr_t)pa_test_caller + 5;
+	s->nr_ips = 3;
+	s->ips = ips;
+	if (i % 2) {
+		/* 12 bytes: u32 size + data is already 8-aligned, so it comes back as is. */
+		snprintf(raw, 16, "raw-%07d", i);
+		s->raw = raw;
+		s->raw_size = 12;
+	}
+}
+
+static struct pd_sample_id sid_at(uint64_t t)
+{
+	struct pd_sample_id sid = {PID, TID, t, ids0[0], 1};
+
+	return sid;
+}
+
+/* The whole scenario; returns the writer's close status. */
+static int write_scenario(const char *path, bool pipe, bool lost)
+{
+	struct pd_writer_opts o = {.path = path, .pipe = pipe};
+	struct pd_writer *w = pd_writer_open(&o);
+	struct perf_event_attr a0 = mkattr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0);
+	struct perf_event_attr a1 =
+		mkattr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, PERF_SAMPLE_RAW);
+	char *argv[] = {"pa-record", "-F", "99", "--", "./work"};
+	struct pd_sample_id sid;
+	int err = 0;
+
+	CHECK(w != NULL);
+	if (!w)
+		return -errno;
+	CHECK_EQ_U64(pd_writer_add_attr(w, &a0, "cpu-clock", ids0, 2), 0);
+	CHECK_EQ_U64(pd_writer_add_attr(w, &a1, "pa-task-clock", ids1, 1), 1);
+	CHECK(pd_writer_set_host_features(w) == 0);
+	CHECK(pd_writer_set_string(w, HEADER_CPUDESC, "Test CPU @ 1GHz") == 0);
+	CHECK(pd_writer_set_cmdline(w, 5, argv) == 0);
+	CHECK(pd_writer_set_nrcpus(w, 2, 4) == 0);
+	CHECK(pd_writer_add_build_id(w, PERF_RECORD_MISC_USER, -1, bid_a, 20, exe.path) == 0);
+	/* Duplicate: dropped. */
+	CHECK(pd_writer_add_build_id(w, PERF_RECORD_MISC_USER, -1, bid_a, 20, exe.path) == 0);
+
+	/* perf replaces a thread on FORK, so the order is fork, exec (comm), mmap. */
+	sid = sid_at(9);
+	err |= pd_write_task(w, PERF_RECORD_FORK, PID, 1, TID, 1, 9, &sid);
+	sid = sid_at(10);
+	err |= pd_write_comm(w, PID, TID, "pa-test-comm", true, &sid);
+	sid = sid_at(11);
+	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, PID, TID, exe.start, exe.end - exe.start,
+			      exe.pgoff, 5, 2, bid_a, 20, exe.path, &sid);
+	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, PID, TID, 0x7f0000000000, 0x1000, 0, 5, 2,
+			      NULL, 0, "/nonexistent/libx.so", NULL);
+	/* The kernel map as perf record synthesizes it (pgoff = _text); without it perf
+	 * warns that kernel address maps were restricted. */
+	err |= pd_write_mmap2(w, PERF_RECORD_MISC_KERNEL, -1, 0, 0xffffffff81000000ULL, 0x1000000,
+			      0xffffffff81000000ULL, 5, 2, NULL, 0, "[kernel.kallsyms]_text", NULL);
+	for (int i = 0; i < NSAMPLES; i++) {
+		struct pd_sample s;
+		uint64_t ips[3];
+		char raw[16];
+
+		sample_for(i, &s, ips, raw);
+		err |= pd_write_sample(w, i % 2, &s);
+	}
+	sid = sid_at(2000000000ULL);
+	if (lost) {
+		err |= pd_write_lost(w, ids0[0], 7, &sid);
+		err |= pd_write_lost_samples(w, 3, &sid);
+	}
+	err |= pd_write_task(w, PERF_RECORD_EXIT, PID, 1, TID, 1, 2000000001ULL, &sid);
+	err |= pd_write_finished_round(w);
+	CHECK(err == 0);
+	/* Set late: file mode writes it anyway; pipe mode sends it at close. */
+	CHECK(pd_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, -1, bid_k, 20,
+				     "[kernel.kallsyms]") == 0);
+	CHECK(pd_writer_data_size(w) > 0);
+	return pd_writer_close(w);
+}
+
+static void check_sid(const struct pd_event *ev, uint64_t t)
+{
+	CHECK_EQ_U64(ev->sid.pid, PID);
+	CHECK_EQ_U64(ev->sid.tid, TID);
+	CHECK_EQ_U64(ev->sid.time, t);
+	CHECK_EQ_U64(ev->sid.id, ids0[0]);
+	CHECK_EQ_U64(ev->sid.cpu, 1);
+}
+
+static void read_scenario(const char *path, bool pipe)
+{
+	char err[256];
+	struct pd_reader *r = pd_reader_open(path, err, sizeof(err));
+	struct pd_event ev;
+	int n, nsample = 0, nrec = 0, seen[128] = {0}, nmmap2 = 0;
+	uint32_t on = 0, av = 0;
+	uint64_t mem = 0;
+
+	CHECK(r != NULL);
+	if (!r) {
+		printf("#   open: %s\n", err);
+		return;
+	}
+	CHECK(pd_reader_is_pipe(r) == pipe);
+	while ((n = pd_reader_next(r, &ev)) > 0) {
+		const struct perf_event_header *h = ev.hdr;
+		const uint8_t *b = (const uint8_t *)(h + 1);
+
+		nrec++;
+		CHECK(h->size % 8 == 0);
+		if (h->type < 128)
+			seen[h->type]++;
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE: {
+			struct pd_sample want;
+			uint64_t ips[3];
+			char raw[16];
+			int i = nsample++;
+
+			sample_for(i, &want, ips, raw);
+			CHECK(ev.evsel == pd_reader_evsel(r, i % 2));
+			CHECK_EQ_U64(ev.sample.id, want.id);
+			CHECK_EQ_U64(ev.sample.ip, want.ip);
+			CHECK_EQ_U64(ev.sample.pid, PID);
+			CHECK_EQ_U64(ev.sample.tid, TID);
+			CHECK_EQ_U64(ev.sample.time, want.time);
+			CHECK_EQ_U64(ev.sample.cpu, want.cpu);
+			CHECK_EQ_U64(ev.sample.period, want.period);
+			CHECK_EQ_U64(ev.sample.misc, PERF_RECORD_MISC_USER);
+			CHECK_EQ_U64(ev.sample.nr_ips, 3);
+			for (int k = 0; k < 3 && ev.sample.nr_ips == 3; k++)
+				CHECK_EQ_U64(ev.sample.ips[k], ips[k]);
+			CHECK_EQ_U64(ev.sample.raw_size, want.raw_size);
+			if (want.raw_size && ev.sample.raw_size == want.raw_size)
+				CHECK(!memcmp(ev.sample.raw, want.raw, want.raw_size));
+			break;
+		}
+		case PERF_RECORD_COMM:
+			CHECK(h->misc & PERF_RECORD_MISC_COMM_EXEC);
+			CHECK_STR((const char *)b + 8, "pa-test-comm");
+			check_sid(&ev, 10);
+			break;
+		case PERF_RECORD_MMAP2: {
+			uint64_t v[3];
+
+			memcpy(v, b + 8, 24);
+			if (nmmap2++ == 0) {
+				CHECK(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+				CHECK_EQ_U64(v[0], exe.start);
+				CHECK_EQ_U64(v[1], exe.end - exe.start);
+				CHECK_EQ_U64(v[2], exe.pgoff);
+				CHECK_EQ_U64(b[32], 20);
+				CHECK(!memcmp(b + 36, bid_a, 20));
+				CHECK_STR((const char *)b + 64, exe.path);
+				check_sid(&ev, 11);
+			} else if (nmmap2 == 2) {
+				CHECK(!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID));
+				CHECK_EQ_U64(v[0], 0x7f0000000000);
+				CHECK_STR((const char *)b + 64, "/nonexistent/libx.so");
+				CHECK_EQ_U64(ev.sid.pid, 0);
+			}
+			break;
+		}
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT: {
+			uint32_t v[4];
+			uint64_t t;
+
+			memcpy(v, b, 16);
+			memcpy(&t, b + 16, 8);
+			CHECK_EQ_U64(v[0], PID);
+			CHECK_EQ_U64(v[1], 1);
+			CHECK_EQ_U64(v[2], TID);
+			CHECK_EQ_U64(t, h->type == PERF_RECORD_FORK ? 9 : 2000000001ULL);
+			check_sid(&ev, h->type == PERF_RECORD_FORK ? 9 : 2000000000ULL);
+			break;
+		}
+		case PERF_RECORD_LOST: {
+			uint64_t v[2];
+
+			memcpy(v, b, 16);
+			CHECK_EQ_U64(v[0], ids0[0]);
+			CHECK_EQ_U64(v[1], 7);
+			check_sid(&ev, 2000000000ULL);
+			CHECK(ev.evsel == pd_reader_evsel(r, 0));
+			break;
+		}
+		case PERF_RECORD_LOST_SAMPLES: {
+			uint64_t v;
+
+			memcpy(&v, b, 8);
+			CHECK_EQ_U64(v, 3);
+			break;
+		}
+		}
+	}
+	CHECK_EQ_U64(n, 0);
+	if (n)
+		printf("#   read: %s\n", pd_reader_error(r));
+	CHECK_EQ_U64(nsample, NSAMPLES);
+	CHECK_EQ_U64(seen[PERF_RECORD_COMM], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_MMAP2], 3);
+	CHECK_EQ_U64(seen[PERF_RECORD_FORK], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_EXIT], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_LOST], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_LOST_SAMPLES], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_FINISHED_ROUND], 1);
+	CHECK_EQ_U64(seen[PERF_RECORD_HEADER_ATTR], pipe ? 2 : 0);
+	CHECK_EQ_U64(seen[PERF_RECORD_HEADER_BUILD_ID], pipe ? 2 : 0);
+
+	CHECK_EQ_U64(pd_reader_nr_evsel(r), 2);
+	if (pd_reader_nr_evsel(r) == 2) {
+		const struct pd_evsel *e0 = pd_reader_evsel(r, 0), *e1 = pd_reader_evsel(r, 1);
+
+		CHECK_STR(e0->name, "cpu-clock");
+		CHECK_STR(e1->name, "pa-task-clock");
+		CHECK_EQ_U64(e0->attr.config, PERF_COUNT_SW_CPU_CLOCK);
+		CHECK_EQ_U64(e1->attr.sample_type & PERF_SAMPLE_RAW, PERF_SAMPLE_RAW);
+		CHECK_EQ_U64(e0->attr.sample_period, 10101010);
+		CHECK_EQ_U64(e0->nr_ids, 2);
+		CHECK_EQ_U64(e1->nr_ids, 1);
+		CHECK_EQ_U64(e0->ids[1], 102);
+		CHECK(pd_reader_evsel_by_id(r, 102) == e0);
+		CHECK(pd_reader_evsel_by_id(r, 201) == e1);
+		CHECK(pd_reader_evsel_by_id(r, 999) == NULL);
+	}
+	CHECK_STR(pd_reader_feature_string(r, HEADER_CPUDESC), "Test CPU @ 1GHz");
+	CHECK(pd_reader_feature_string(r, HEADER_HOSTNAME) != NULL);
+	CHECK(pd_reader_feature_string(r, HEADER_OSRELEASE) != NULL);
+	CHECK(pd_reader_feature_string(r, HEADER_ARCH) != NULL);
+	CHECK(pd_reader_feature_string(r, HEADER_VERSION) != NULL);
+	CHECK_STR(pd_reader_cmdline(r), "pa-record -F 99 -- ./work");
+	CHECK(pd_reader_nrcpus(r, &on, &av) == 0);
+	CHECK_EQ_U64(on, 2);
+	CHECK_EQ_U64(av, 4);
+	CHECK(pd_reader_total_mem(r, &mem) == 0 && mem > 0);
+	CHECK_EQ_U64(pd_reader_nr_build_ids(r), 2);
+	if (pd_reader_nr_build_ids(r) == 2) {
+		const struct pd_build_id *b0 = pd_reader_build_id(r, 0),
+					 *b1 = pd_reader_build_id(r, 1);
+
+		CHECK_EQ_U64(b0->cpumode, PERF_RECORD_MISC_USER);
+		CHECK_EQ_U64(b0->pid, -1);
+		CHECK_EQ_U64(b0->size, 20);
+		CHECK(!memcmp(b0->build_id, bid_a, 20));
+		CHECK_STR(b0->filename, exe.path);
+		CHECK_EQ_U64(b1->cpumode, PERF_RECORD_MISC_KERNEL);
+		CHECK(!memcmp(b1->build_id, bid_k, 20));
+		CHECK_STR(b1->filename, "[kernel.kallsyms]");
+	}
+	pd_reader_close(r);
+}
+
+static char file_path[256], pipe_path[256];
+
+static void test_roundtrip_file(void)
+{
+	CHECK(write_scenario(file_path, false, true) == 0);
+	read_scenario(file_path, false);
+}
+
+static void test_roundtrip_pipe(void)
+{
+	CHECK(write_scenario(pipe_path, true, true) == 0);
+	read_scenario(pipe_path, true);
+}
+
+/* "-" reads stdin: the pipe stream through a real pipe. */
+static void test_pipe_stdin(void)
+{
+	int fds[2], saved = dup(0);
+	pid_t pid;
+
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(pipe_path, O_RDONLY);
+		char buf[4096];
+		ssize_t n;
+
+		close(fds[0]);
+		while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+			if (write(fds[1], buf, n) != n)
+				break;
+		_exit(0);
+	}
+	close(fds[1]);
+	dup2(fds[0], 0);
+	close(fds[0]);
+	read_scenario("-", true);
+	dup2(saved, 0);
+	close(saved);
+	waitpid(pid, NULL, 0);
+}
+
+static int read_all(const char *path, char *err, size_t errlen, int *nrec)
+{
+	struct pd_reader *r = pd_reader_open(path, err, errlen);
+	struct pd_event ev;
+	int n;
+
+	*nrec = 0;
+	if (!r)
+		return -1;
+	while ((n = pd_reader_next(r, &ev)) > 0)
+		(*nrec)++;
+	if (n < 0)
+		snprintf(err, errlen, "%s", pd_reader_error(r));
+	pd_reader_close(r);
+	return n;
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fwrite(p, 1, n, f);
+		fclose(f);
+	}
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	uint8_t *p = malloc(1 << 20);
+
+	*len = f ? fread(p, 1, 1 << 20, f) : 0;
+	if (f)
+		fclose(f);
+	return p;
+}
+
+static void check_one_line(const char *err)
+{
+	CHECK(err[0] != 0);
+	CHECK(strchr(err, '\n') == NULL);
+}
+
+static void test_bad_inputs(void)
+{
+	char path[300], err[256];
+	int nrec;
+	uint64_t hdr[2] = {PERF_MAGIC2, 104};
+
+	snprintf(path, sizeof(path), "%s/bad.data", dir);
+	write_bytes(path, "", 0);
+	CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+	CHECK(strstr(err, "empty") != NULL);
+	write_bytes(path, "hello world, not perf data", 26);
+	CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+	CHECK(strstr(err, "not a perf.data file (bad magic)") != NULL);
+	CHECK(strstr(err, "bad.data") != NULL);
+	write_bytes(path, hdr, 16);
+	CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+	CHECK(strstr(err, "truncated header") != NULL);
+	check_one_line(err);
+	CHECK(read_all("/nonexistent/perf.data", err, sizeof(err), &nrec) < 0);
+	CHECK_STR(err, "cannot open /nonexistent/perf.data: No such file or directory");
+}
+
+/* A record claiming size 0 / running past the data section: one clear line. */
+static void test_bad_record_sizes(void)
+{
+	char path[300], err[256];
+	size_t len;
+	uint8_t *p = slurp(pipe_path, &len);
+	uint64_t data_off;
+	int nrec;
+
+	snprintf(path, sizeof(path), "%s/size.data", dir);
+	/* Pipe: zero the size of the first record after the 16-byte header. */
+	p[16 + 6] = p[16 + 7] = 0;
+	write_bytes(path, p, len);
+	CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+	CHECK(strstr(err, "bad record size 0") != NULL);
+	free(p);
+	/* File: first record made to run past the data section. */
+	p = slurp(file_path, &len);
+	memcpy(&data_off, p + 40, 8);
+	p[data_off + 6] = 0xf8;
+	p[data_off + 7] = 0xff;
+	write_bytes(path, p, len);
+	CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+	CHECK(strstr(err, "past the end of the data section") != NULL);
+	check_one_line(err);
+	free(p);
+}
+
+/* Every truncation of both files: an error or fewer records, never a crash. */
+static void test_truncations(void)
+{
+	const char *srcs[] = {file_path, pipe_path};
+	char path[300], err[256];
+
+	snprintf(path, sizeof(path), "%s/trunc.data", dir);
+	for (int s = 0; s < 2; s++) {
+		size_t len;
+		uint8_t *p = slurp(srcs[s], &len);
+		int full, nrec, n;
+
+		read_all(srcs[s], err, sizeof(err), &full);
+		for (size_t cut = 0; cut < len; cut += (cut < 256 ? 1 : 7)) {
+			write_bytes(path, p, cut);
+			err[0] = 0;
+			n = read_all(path, err, sizeof(err), &nrec);
+			/* File mode loses its tail (features, attrs): must fail.  A pipe cut on
+			 * a record boundary is a shorter stream, anything else an error. */
+			if (s == 0 || n < 0) {
+				CHECK(n < 0);
+				check_one_line(err);
+			} else {
+				CHECK(nrec < full);
+			}
+		}
+		free(p);
+	}
+}
+
+/* Random bytes and random damage to valid files must not crash the reader. */
+static void test_garbage(void)
+{
+	const char *srcs[] = {file_path, pipe_path};
+	char path[300], err[256];
+	unsigned int seed = 12345;
+
+	snprintf(path, sizeof(path), "%s/fuzz.data", dir);
+	for (int iter = 0; iter < 3000; iter++) {
+		size_t len;
+		uint8_t *p = slurp(srcs[iter % 2], &len);
+		int nrec, flips = 1 + rand_r(&seed) % 8;
+
+		if (iter % 10 == 9) {
+			/* Valid header, random body. */
+			for (size_t i = 16; i < len; i++)
+				p[i] = (uint8_t)rand_r(&seed);
+		} else {
+			for (int k = 0; k < flips; k++)
+				p[rand_r(&seed) % len] = (uint8_t)rand_r(&seed);
+		}
+		write_bytes(path, p, len);
+		err[0] = 0;
+		if (read_all(path, err, sizeof(err), &nrec) < 0)
+			check_one_line(err);
+		free(p);
+	}
+}
+
+/* A full disk (here: file size limit) fails close and leaves no file behind. */
+static void test_write_error(void)
+{
+	char sub[300], path[400];
+	struct rlimit old, lim = {4096, RLIM_INFINITY};
+	struct pd_writer_opts o = {.path = path};
+	struct perf_event_attr a = mkattr(PERF_TYPE_SOFTWARE, 0, 0);
+	struct pd_writer *w;
+	int err = 0, rc;
+
+	snprintf(sub, sizeof(sub), "%s/full", dir);
+	mkdir(sub, 0700);
+	snprintf(path, sizeof(path), "%s/perf.data", sub);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim.rlim_max = old.rlim_max;
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	w = pd_writer_open(&o);
+	CHECK(w != NULL);
+	if (w) {
+		CHECK(pd_writer_add_attr(w, &a, NULL, ids0, 1) == 0);
+		for (int i = 0; i < 20000 && !err; i++) {
+			struct pd_sample s;
+			uint64_t ips[3];
+			char raw[16];
+
+			sample_for(0, &s, ips, raw);
+			err = pd_write_sample(w, 0, &s);
+		}
+		rc = pd_writer_close(w);
+		CHECK(rc == -EFBIG);
+		CHECK(err == 0 || err == -EFBIG);
+	}
+	setrlimit(RLIMIT_FSIZE, &old);
+	/* Nothing left: no perf.data, no temp file. */
+	CHECK(rmdir(sub) == 0);
+}
+
+static void test_writer_rejects(void)
+{
+	char path[300];
+	struct pd_writer_opts o = {.path = path};
+	struct perf_event_attr a = mkattr(PERF_TYPE_SOFTWARE, 0, 0), b = a;
+	struct pd_writer *w;
+
+	snprintf(path, sizeof(path), "%s/rej.data", dir);
+	w = pd_writer_open(&o);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	b.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	CHECK(pd_writer_add_attr(w, &b, NULL, NULL, 0) == -EINVAL);
+	CHECK(pd_writer_add_attr(w, &a, NULL, ids0, 1) == 0);
+	b = a;
+	b.sample_id_all = 0;
+	CHECK(pd_writer_add_attr(w, &b, NULL, ids1, 1) == -EINVAL);
+	CHECK(pd_writer_set_string(w, HEADER_CMDLINE, "x") == -EINVAL);
+	CHECK(pd_write_task(w, PERF_RECORD_COMM, 1, 1, 1, 1, 0, NULL) == -EINVAL);
+	pd_writer_abort(w);
+	CHECK(access(path, F_OK) != 0);
+}
+
+/* Linux perf as the oracle: it must read our files without complaint. */
+static void run_perf(const char *cmd, char *out, size_t outlen)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	n = fread(out, 1, outlen - 1, f);
+	out[n] = 0;
+	pclose(f);
+}
+
+static void test_perf_reads_ours(void)
+{
+	static char out[65536];
+	char cmd[700];
+	char srcs[2][300];
+
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		printf("# perf not installed, oracle check skipped\n");
+		return;
+	}
+	/* LOST records make perf warn, rightly: the oracle files have none. */
+	for (int s = 0; s < 2; s++) {
+		snprintf(srcs[s], sizeof(srcs[s]), "%s/oracle%d.data", dir, s);
+		CHECK(write_scenario(srcs[s], s == 1, false) == 0);
+	}
+	for (int s = 0; s < 2; s++) {
+		snprintf(cmd, sizeof(cmd), "perf script -F comm,pid,tid,event,ip,sym -i %s%s 2>&1",
+			 s ? "- < " : "", srcs[s]);
+		run_perf(cmd, out, sizeof(out));
+		CHECK(strstr(out, "pa-test-comm") != NULL);
+		CHECK(strstr(out, "pa-task-clock") != NULL);
+		CHECK(strstr(out, "pa_test_leaf") != NULL);
+		CHECK(strstr(out, "pa_test_caller") != NULL);
+		CHECK(strcasestr(out, "warning") == NULL);
+		CHECK(strcasestr(out, "error") == NULL);
+		if (unit_cur_failed)
+			printf("# %s:\n%s", cmd, out);
+		snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s%s 2>&1", s ? "- < " : "",
+			 srcs[s]);
+		run_perf(cmd, out, sizeof(out));
+		CHECK(strstr(out, "# Samples: 3  of event 'pa-task-clock'") != NULL);
+		CHECK(strstr(out, "pa-test-comm") != NULL);
+		CHECK(strstr(out, "[.] pa_test_leaf") != NULL);
+		CHECK(strstr(out, "---pa_test_caller") != NULL);
+		CHECK(strcasestr(out, "warning") == NULL);
+		if (unit_cur_failed)
+			printf("# %s:\n%s", cmd, out);
+		snprintf(cmd, sizeof(cmd), "perf report --header-only -i %s%s 2>&1",
+			 s ? "- < " : "", srcs[s]);
+		run_perf(cmd, out, sizeof(out));
+		CHECK(strstr(out, "# cmdline : pa-record -F 99 -- ./work") != NULL);
+		CHECK(strstr(out, "# nrcpus avail : 4") != NULL);
+		CHECK(strstr(out, "# cpudesc : Test CPU @ 1GHz") != NULL);
+		CHECK(strcasestr(out, "warning") == NULL);
+		if (unit_cur_failed)
+			printf("# %s:\n%s", cmd, out);
+	}
+}
+
+int main(void)
+{
+	dl_iterate_phdr(note_cb, NULL);
+	if (!mkdtemp(dir) || find_exe_map(&exe)) {
+		printf("Bail out! setup failed: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(file_path, sizeof(file_path), "%s/file.data", dir);
+	snprintf(pipe_path, sizeof(pipe_path), "%s/pipe.data", dir);
+	RUN(test_roundtrip_file);
+	RUN(test_roundtrip_pipe);
+	RUN(test_pipe_stdin);
+	RUN(test_bad_inputs);
+	RUN(test_bad_record_sizes);
+	RUN(test_truncations);
+	RUN(test_garbage);
+	RUN(test_write_error);
+	RUN(test_writer_rejects);
+	RUN(test_perf_reads_ours);
+	if (getenv("PA_TEST_KEEP")) {
+		printf("# kept %s\n", dir);
+	} else {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			printf("# could not remove %s\n", dir);
+	}
+	return unit_done();
+}
