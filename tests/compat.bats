@@ -13,13 +13,6 @@ record_pa() {
 	pa_record -q "$@" -o "$f" -- "$w" "$s"
 }
 
-# record_perf FILE WORKLOAD SECONDS: WORKLOAD under perf record -g into FILE ("-": stdout).
-record_perf() {
-	local w
-	w=$(wl "$2") || return 1
-	perf record -q -g -o "$1" -- "$w" "$3"
-}
-
 @test "compat: perf report reads pa-record's file and names hot_a on top, as pa-report does" {
 	require_root
 	require_perf
@@ -121,7 +114,7 @@ record_perf() {
 @test "compat: pa-report reads a perf record -g file and names the top function perf does" {
 	require_perf
 	require_bin "$PA_REPORT"
-	record_perf perf.data cpu_split 2
+	perf_capture perf.data cpu_split 2
 	p=$(perf_top_sym perf.data)
 	o=$(top_sym perf.data)
 	echo "perf: $p  pa-report: $o"
@@ -132,7 +125,7 @@ record_perf() {
 @test "compat: pa-report counts the samples of a perf record file as perf does" {
 	require_perf
 	require_bin "$PA_REPORT"
-	record_perf perf.data cpu_split 1
+	perf_capture perf.data cpu_split 1
 	n=$(perf_samples_in perf.data)
 	m=$(samples_in perf.data)
 	echo "perf: $n  pa-report: $m"
@@ -142,7 +135,7 @@ record_perf() {
 @test "compat: pa-report matches perf's hot_a/hot_b percentages within 1 point" {
 	require_perf
 	require_bin "$PA_REPORT"
-	record_perf perf.data cpu_split 2
+	perf_capture perf.data cpu_split 2
 	out=$(perf report --stdio --no-children --sort sym -g none -i perf.data 2>/dev/null)
 	for s in hot_a hot_b; do
 		p=$(awk -v s="$s" '$2 == "[.]" && $3 == s { sub(/%/, "", $1); print $1 }' <<<"$out")
@@ -156,7 +149,7 @@ record_perf() {
 @test "compat: pa-report reads perf record's pipe output and names the top function perf does" {
 	require_perf
 	require_bin "$PA_REPORT"
-	record_perf - cpu_split 2 >perf.pipe
+	perf_capture perf.pipe cpu_split 2 pipe
 	out=$(perf report --stdio --no-children --sort sym -g none -i - <perf.pipe 2>/dev/null)
 	p=$(awk '/^#/ || NF == 0 { next } $2 == "[.]" || $2 == "[k]" { print $3; exit }' <<<"$out")
 	o=$(top_sym - <perf.pipe)
@@ -169,7 +162,7 @@ record_perf() {
 	require_root
 	require_perf
 	require_bin "$PA_REPORT"
-	record_perf perf.data syscall_heavy 2
+	perf_capture perf.data syscall_heavy 2
 	p=$(perf_top_sym perf.data)
 	o=$(top_sym perf.data)
 	echo "perf: $p  pa-report: $o"

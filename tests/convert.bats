@@ -10,15 +10,6 @@ require_go() {
 	command -v go >/dev/null || fail "go not installed (make deps installs golang-go)"
 }
 
-# perf_capture FILE WORKLOAD SECONDS
-perf_capture() {
-	local w
-	require_root
-	require_perf || return 1
-	w=$(wl "$2") || return 1
-	perf record -q -g -o "$1" -- "$w" "$3"
-}
-
 # pprof_top FILE: pprof's -top table, symbols exactly as pa-convert wrote them (no
 # re-symbolization from local binaries).
 pprof_top() {
@@ -81,9 +72,12 @@ pprof_top_sym() {
 }
 
 @test "convert: --pprof mapping of the workload has its file name and build-id" {
+	require_root
 	require_go
-	require_bin "$PA_CONVERT"
-	perf_capture cpu.data cpu_split 1
+	require_bin "$PA_RECORD" "$PA_CONVERT"
+	# pa-record's capture: it records build-ids (our perf captures use -B, see perf_capture).
+	w=$(wl cpu_split)
+	pa_record -q -o cpu.data -- "$w" 1
 	"$PA_CONVERT" -i cpu.data --pprof -o cpu.pb.gz
 	bid=$(readelf -n "$BATS_TEST_TMPDIR/cpu_split" | sed -nE 's/.*Build ID: ([0-9a-f]+).*/\1/p')
 	out=$(go tool pprof -raw cpu.pb.gz 2>&1)

@@ -18,11 +18,7 @@ one_error_line() {
 # A valid perf.data to corrupt, written by Linux perf so these tests do not depend on
 # pa-record.
 good_file() {
-	local w
-	require_root
-	require_perf || return 1
-	w=$(wl cpu_split) || return 1
-	perf record -q -g -o good.data -- "$w" 0.5
+	perf_capture good.data cpu_split 0.5
 }
 
 @test "errors: record -p with a PID that does not exist" {
@@ -175,8 +171,7 @@ good_file() {
 	require_root
 	require_bin "$PA_REPORT"
 	require_perf
-	w=$(wl cpu_split)
-	perf record -q -g -o - -- "$w" 0.5 >good.pipe
+	perf_capture good.pipe cpu_split 0.5 pipe
 	for n in 10 200 3001 $(($(stat -c %s good.pipe) - 7)); do
 		run "$PA_REPORT" -i - < <(head -c "$n" good.pipe)
 		echo "cut at $n: status $status"

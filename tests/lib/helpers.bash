@@ -163,6 +163,31 @@ wait_attached() {
 	fail "pa-record (pid $pid) did not attach in ${2:-10}s"
 }
 
+# perf_capture FILE WORKLOAD SECONDS [pipe]: WORKLOAD under `perf record -g` into FILE
+# (with "pipe": perf's pipe-mode stream).  This makes fixtures from the oracle, so it
+# retries when perf cannot read back its own capture: perf 6.1 aborts ("assertion
+# failed at util/build-id.c") on captures during which some BPF program was loaded,
+# which another profiler on the machine can cause at any time.  -B skips perf's
+# end-of-record build-id pass (same abort), --no-bpf-event skips synthesizing BPF
+# programs that are already loaded.
+perf_capture() {
+	local f=$1 w try
+	require_root
+	require_perf || return 1
+	w=$(wl "$2") || return 1
+	for try in 1 2 3; do
+		if [ "${4:-}" = pipe ]; then
+			perf record -q -B --no-bpf-event -g -o - -- "$w" "$3" >"$f" 2>/dev/null &&
+				perf script -F tid -i - <"$f" >/dev/null 2>&1 && return 0
+		else
+			perf record -q -B --no-bpf-event -g -o "$f" -- "$w" "$3" 2>/dev/null &&
+				perf script -F tid -i "$f" >/dev/null 2>&1 && return 0
+		fi
+		echo "perf_capture: perf could not read back its capture (try $try)" >&2
+	done
+	fail "perf record/perf script failed 3 times on $2"
+}
+
 # ms_now: monotonic-enough wall clock in milliseconds.
 ms_now() {
 	echo $(($(date +%s%N) / 1000000))
