@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+/* callgraph: stacks, frames and functions are interned; counts and periods add up. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "callgraph.h"
+#include "unit.h"
+
+static struct frame fr(uint64_t ip, const char *sym, bool kernel)
+{
+	struct frame f = {.ip = ip, .sym = sym, .kernel = kernel};
+
+	f.dso_name = kernel ? "[kernel.kallsyms]" : "[unknown]";
+	return f;
+}
+
+static void test_stacks_interned(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame a[] = {fr(0x10, "leaf", false), fr(0x20, "mid", false),
+			    fr(0x30, "main", false)};
+	struct frame b[] = {fr(0x11, "leaf", false), fr(0x20, "mid", false),
+			    fr(0x30, "main", false)};
+
+	CHECK(cg != NULL);
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "prog", a, 3, 100, 5));
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "prog", a, 3, 200, 9));
+	/* another thread: another stack, same frames */
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 2, "prog", a, 3, 50, 7));
+	/* another address in the same function: another stack and frame, same function */
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "prog", b, 3, 10, 0));
+
+	CHECK_EQ_U64(cg_nr_stacks(cg), 3);
+	CHECK_EQ_U64(cg_stack(cg, 0)->count, 2);
+	CHECK_EQ_U64(cg_stack(cg, 0)->period, 300);
+	CHECK_EQ_U64(cg_stack(cg, 0)->nr, 3);
+	CHECK_EQ_U64(cg_stack(cg, 1)->tid, 2);
+	CHECK(cg_stack(cg, 0)->comm == cg_stack(cg, 1)->comm);
+	CHECK_EQ_U64(cg_nr_frames(cg), 4);
+	CHECK_EQ_U64(cg_nr_funcs(cg), 3);
+	CHECK_EQ_U64(cg_frame(cg, cg_stack(cg, 0)->frames[0])->func,
+		     cg_frame(cg, cg_stack(cg, 2)->frames[0])->func);
+	CHECK(cg_stack(cg, 0)->frames[0] != cg_stack(cg, 2)->frames[0]);
+	CHECK_STR(cg_frame(cg, cg_stack(cg, 0)->frames[0])->name, "leaf");
+
+	CHECK_EQ_U64(cg_nr_events(cg), 1);
+	CHECK_STR(cg_event(cg, 0)->name, "cpu-clock");
+	CHECK_EQ_U64(cg_event(cg, 0)->samples, 4);
+	CHECK_EQ_U64(cg_event(cg, 0)->period, 360);
+	CHECK_EQ_U64(cg_event(cg, 0)->first_time, 5);
+	CHECK_EQ_U64(cg_event(cg, 0)->last_time, 9);
+	cg_free(cg);
+}
+
+static void test_events_and_kernel(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame k[] = {fr(0xffffffff81000010ULL, "do_sys", true), fr(0x30, "main", false)};
+
+	CHECK(!cg_add_sample(cg, 1, "offcpu-time", 7, 7, "p", k, 2, 1000, 0));
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 7, 7, "p", k, 2, 1, 0));
+	CHECK_EQ_U64(cg_nr_events(cg), 2);
+	CHECK_EQ_U64(cg_find_event(cg, "offcpu-time"), 1);
+	CHECK(cg_find_event(cg, "nope") == -1);
+	/* same frames under two events: two stacks, shared frames */
+	CHECK_EQ_U64(cg_nr_stacks(cg), 2);
+	CHECK_EQ_U64(cg_nr_frames(cg), 2);
+	CHECK(cg_frame(cg, cg_stack(cg, 0)->frames[0])->kernel);
+	CHECK_STR(cg_frame(cg, cg_stack(cg, 0)->frames[0])->dso_name, "[kernel.kallsyms]");
+	cg_free(cg);
+}
+
+static void test_empty_stack_is_unknown(void)
+{
+	struct cg_profile *cg = cg_new();
+
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, NULL, NULL, 0, 1, 0));
+	CHECK_EQ_U64(cg_nr_stacks(cg), 1);
+	CHECK_EQ_U64(cg_stack(cg, 0)->nr, 1);
+	CHECK_STR(cg_stack(cg, 0)->comm, "[unknown]");
+	cg_free(cg);
+}
+
+static void test_many_stacks(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame f[2] = {fr(0, "x", false), fr(0x30, "main", false)};
+	uint64_t i;
+
+	/* 100k distinct stacks plus repeats: the hash tables must grow and stay exact. */
+	for (i = 0; i < 200000; i++) {
+		f[0].ip = 0x1000 + (i % 100000);
+		CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", f, 2, 1, 0));
+	}
+	CHECK_EQ_U64(cg_nr_stacks(cg), 100000);
+	CHECK_EQ_U64(cg_stack(cg, 99999)->count, 2);
+	CHECK_EQ_U64(cg_nr_funcs(cg), 2);
+	cg_free(cg);
+}
+
+int main(void)
+{
+	RUN(test_stacks_interned);
+	RUN(test_events_and_kernel);
+	RUN(test_empty_stack_is_unknown);
+	RUN(test_many_stacks);
+	return unit_done();
+}
