@@ -4,7 +4,10 @@
  * ~30% in hot_b(), reached as main -> work_loop -> hot_a/hot_b.
  *
  * The split is by thread CPU time, not wall time, so it holds even when the machine is
- * busy and we get preempted.  Each slice is 20 ms of CPU: 14 ms in hot_a, 6 ms in hot_b.
+ * busy and we get preempted.  Each slice is 10 to 20 ms of CPU, 70% of it in hot_a and
+ * 30% in hot_b.  Slice lengths vary (a fixed LCG sequence, so runs are reproducible):
+ * with a fixed length the slices would beat against a sampling period such as 99 Hz's
+ * 10.1 ms and bias the split.
  * The CPU clock is read only every SPIN_CHUNK iterations so the clock_gettime syscall
  * stays well under 1% of the samples.
  */
@@ -13,9 +16,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SLICE_NS   20000000ULL
-#define A_SHARE_NS 14000000ULL
-#define SPIN_CHUNK 50000
+#define SLICE_MIN_NS 10000000ULL
+#define SLICE_VAR_NS 10000000ULL
+#define SPIN_CHUNK   50000
 
 /* Results go here so the compiler cannot drop the loops. */
 static volatile uint64_t sink;
@@ -61,13 +64,15 @@ __attribute__((noinline)) void hot_b(uint64_t until)
 
 __attribute__((noinline)) void work_loop(uint64_t seconds_ns)
 {
-	uint64_t end = now_ns() + seconds_ns;
+	uint64_t end = now_ns() + seconds_ns, seed = 42;
 
 	while (now_ns() < end) {
-		uint64_t start = cpu_now_ns();
+		uint64_t start = cpu_now_ns(), slice;
 
-		hot_a(start + A_SHARE_NS);
-		hot_b(start + SLICE_NS);
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		slice = SLICE_MIN_NS + (seed >> 33) % SLICE_VAR_NS;
+		hot_a(start + slice * 7 / 10);
+		hot_b(start + slice);
 	}
 }
 
