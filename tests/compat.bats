@@ -79,7 +79,7 @@ record_pa() {
 	require_root
 	require_perf
 	require_bin "$PA_RECORD"
-	record_pa - 1 | perf script -i - -F comm,sym -G >script.txt 2>script.err || { cat script.err; false; }
+	record_pa - 1 | perf script -i - -F comm,ip,sym -G >script.txt 2>script.err || { cat script.err; false; }
 	[ "$(wc -l <script.txt)" -gt 30 ]
 	grep -q 'hot_a' script.txt
 }
