@@ -17,6 +17,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool system_wide = false;
 const volatile bool no_kernel = false;
 const volatile __u32 self_tgid = 0;
+/* Wake pa-record only when this much is queued: it polls every 100 ms anyway. */
+const volatile __u64 wakeup_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -82,7 +84,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 tgid = id >> 32, zero = 0;
 	struct profile_sample *s;
 	__u32 nk = 0, nu = 0;
-	__u64 size, *cnt;
+	__u64 size, *cnt, flags = 0;
 	long n;
 
 	if (!is_target(tgid))
@@ -124,7 +126,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = PROFILE_SAMPLE_HDR_SIZE + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	if (bpf_ringbuf_output(&events, s, size, 0)) {
+	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
+		flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, s, size, flags)) {
 		cnt = bpf_map_lookup_elem(&lost, &zero);
 		if (cnt)
 			*cnt += 1;

@@ -233,20 +233,26 @@ static void progress(struct rec_session *s, uint64_t now, uint64_t *last, bool f
 /* Take everything the kernel has for us: BPF samples, side-band, lost counts. */
 static int drain(struct rec_session *s, int timeout_ms)
 {
-	int i, err;
+	int err;
 
-	err = timeout_ms ? ring_buffer__poll(s->rb, timeout_ms) : ring_buffer__consume(s->rb);
+	/*
+	 * The BPF side only wakes us when the ring is a quarter full, so after the
+	 * poll (a timeout, usually) take what is there: samples must reach the file
+	 * in the same round as side-band records of the same time, or perf's
+	 * ordering sees them as out of order.
+	 */
+	err = ring_buffer__poll(s->rb, timeout_ms);
+	if (err >= 0 || err == -EINTR)
+		err = ring_buffer__consume(s->rb);
 	if (s->write_err)
 		return s->write_err;
 	if (err < 0 && err != -EINTR) {
 		pa_err("reading the BPF ring buffer failed: %s", strerror(-err));
 		return err;
 	}
-	for (i = 0; i < s->nr_cpus; i++) {
-		err = rec_sideband_drain(s, &s->cpus[i]);
-		if (err)
-			return err;
-	}
+	err = rec_sideband_drain(s);
+	if (err)
+		return err;
 	err = rec_emit_bpf_lost(s);
 	if (!err)
 		err = rec_emit_round(s);

@@ -73,6 +73,19 @@ struct rec_bid_cache {
 	size_t n, cap;
 };
 
+/* Side-band records of one round from all CPUs, to be handled in time order. */
+struct rec_sb_ref {
+	uint64_t time;
+	size_t seq, off;
+	int cpu_idx;
+};
+struct rec_sb_batch {
+	char *buf;
+	size_t len, cap;
+	struct rec_sb_ref *idx;
+	size_t n, cap_idx;
+};
+
 struct rec_session {
 	struct rec_opts opts;
 	volatile sig_atomic_t *stop; /* set by the signal handler */
@@ -90,6 +103,7 @@ struct rec_session {
 
 	struct rec_pidset targets;
 	struct rec_bid_cache bids;
+	struct rec_sb_batch sb_batch;
 	pid_t self;
 
 	pid_t child; /* -- CMD, 0 if none */
@@ -121,7 +135,8 @@ void rec_session_teardown(struct rec_session *s);
 /* sideband.c */
 int rec_sideband_open(struct rec_session *s, struct rec_cpu *c);
 void rec_sideband_close(struct rec_cpu *c);
-int rec_sideband_drain(struct rec_session *s, struct rec_cpu *c);
+int rec_sideband_drain(struct rec_session *s);
+void rec_sideband_batch_free(struct rec_sb_batch *b);
 
 /* target.c */
 int rec_targets_check(const struct rec_opts *o);

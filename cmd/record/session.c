@@ -144,6 +144,7 @@ int rec_bpf_open_load(struct rec_session *s)
 	       (uint64_t)rb_bytes < s->opts.freq * (uint64_t)s->nr_cpus * 1024)
 		rb_bytes <<= 1;
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
+	skel->rodata->wakeup_bytes = rb_bytes / 4;
 	if (s->opts.system_wide)
 		bpf_map__set_max_entries(skel->maps.targets, 1);
 	/* -a needs no fork/exit bookkeeping. */
@@ -324,4 +325,5 @@ void rec_session_teardown(struct rec_session *s)
 	s->skel = NULL;
 	pidset_free(&s->targets);
 	rec_bid_cache_free(&s->bids);
+	rec_sideband_batch_free(&s->sb_batch);
 }

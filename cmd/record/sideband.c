@@ -229,13 +229,51 @@ static int sb_record(struct rec_session *s, struct rec_cpu *c, const struct perf
 	}
 }
 
-/*
- * Consume everything the kernel has published.  data_head is read with acquire
- * so the record bytes are visible; data_tail is stored with release once we are
- * done with them, handing the space back to the kernel.
- */
-int rec_sideband_drain(struct rec_session *s, struct rec_cpu *c)
+/* Copy one record into the batch, indexed by its time. */
+static int batch_add(struct rec_sb_batch *b, const struct perf_event_header *h, int cpu_idx)
 {
+	struct sb_id id;
+
+	if (b->len + h->size > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *nb;
+
+		while (cap < b->len + h->size)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	if (b->n == b->cap_idx) {
+		size_t cap = b->cap_idx ? 2 * b->cap_idx : 256;
+		struct rec_sb_ref *ni = realloc(b->idx, cap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		b->idx = ni;
+		b->cap_idx = cap;
+	}
+	id.time = 0;
+	if (h->size >= sizeof(*h) + sizeof(id))
+		memcpy(&id, (const char *)h + h->size - sizeof(id), sizeof(id));
+	b->idx[b->n] = (struct rec_sb_ref){
+		.time = id.time, .seq = b->n, .off = b->len, .cpu_idx = cpu_idx};
+	b->n++;
+	memcpy(b->buf + b->len, h, h->size);
+	b->len += h->size;
+	return 0;
+}
+
+/*
+ * Take everything the kernel has published in one CPU's buffer.  data_head is
+ * read with acquire so the record bytes are visible; data_tail is stored with
+ * release once they are copied, handing the space back to the kernel.
+ */
+static int sb_collect(struct rec_session *s, int cpu_idx)
+{
+	struct rec_cpu *c = &s->cpus[cpu_idx];
 	struct perf_event_mmap_page *pg = c->sb.base;
 	char *data;
 	uint64_t head, tail, size;
@@ -266,9 +304,47 @@ int rec_sideband_drain(struct rec_session *s, struct rec_cpu *c)
 			memcpy(c->sb.copy + first, data, len - first);
 			h = (void *)c->sb.copy;
 		}
-		err = sb_record(s, c, h);
+		err = batch_add(&s->sb_batch, h, cpu_idx);
 		tail += len;
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 	return err;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct rec_sb_ref *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * All CPUs' side-band records of this round, handled in time order: a child may
+ * fork on one CPU and exec on another, and its FORK must make it a target
+ * before its COMM and MMAP2 are filtered.
+ */
+int rec_sideband_drain(struct rec_session *s)
+{
+	struct rec_sb_batch *b = &s->sb_batch;
+	size_t i;
+	int err = 0;
+
+	b->len = 0;
+	b->n = 0;
+	for (i = 0; i < (size_t)s->nr_cpus && !err; i++)
+		err = sb_collect(s, i);
+	qsort(b->idx, b->n, sizeof(*b->idx), ref_cmp);
+	for (i = 0; i < b->n && !err; i++)
+		err = sb_record(s, &s->cpus[b->idx[i].cpu_idx],
+				(const struct perf_event_header *)(b->buf + b->idx[i].off));
+	return err;
+}
+
+void rec_sideband_batch_free(struct rec_sb_batch *b)
+{
+	free(b->buf);
+	free(b->idx);
+	memset(b, 0, sizeof(*b));
 }
