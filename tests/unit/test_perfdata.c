@@ -525,6 +525,41 @@ static void test_bad_record_sizes(void)
 	free(p);
 }
 
+/* zstd records get a clear refusal; unknown record types pass through harmlessly. */
+static void test_compressed_and_unknown(void)
+{
+	char path[300], err[256];
+	struct pd_writer_opts o = {.path = path, .pipe = true};
+	struct perf_event_attr a = mkattr(PERF_TYPE_SOFTWARE, 0, 0);
+	uint64_t rec[4] = {0};
+	struct perf_event_header *h = (void *)rec;
+	struct pd_writer *w;
+	int nrec;
+
+	snprintf(path, sizeof(path), "%s/z.data", dir);
+	for (int pass = 0; pass < 2; pass++) {
+		w = pd_writer_open(&o);
+		CHECK(w != NULL);
+		if (!w)
+			return;
+		CHECK(pd_writer_add_attr(w, &a, NULL, ids0, 1) == 0);
+		h->type = pass ? PERF_RECORD_COMPRESSED : 200;
+		h->size = sizeof(rec);
+		CHECK(pd_write_raw(w, rec) == 0);
+		CHECK(pd_write_comm(w, 1, 1, "after", false, NULL) == 0);
+		CHECK(pd_writer_close(w) == 0);
+		err[0] = 0;
+		if (pass) {
+			CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+			CHECK(strstr(err, "compressed") != NULL);
+			check_one_line(err);
+		} else {
+			CHECK(read_all(path, err, sizeof(err), &nrec) == 0);
+			CHECK(nrec >= 3); /* attr, type 200, comm, ... */
+		}
+	}
+}
+
 /* Every truncation of both files: an error or fewer records, never a crash. */
 static void test_truncations(void)
 {
@@ -713,8 +748,9 @@ static void test_perf_reads_ours(void)
 static void test_reads_perf_record(void)
 {
 	static char out[4096];
-	char cmd[1400], path[2][300];
-	/* (perf 6.1 here aborts in its build-id code after profiling a sh loop; dd is fine.) */
+	char cmd[2600], path[2][300];
+	/* -B: perf 6.1 here often aborts in its build-id post-processing (an assertion in
+	 * util/build-id.c); build-ids are covered by the round trips above. */
 	const char *work = "dd if=/dev/zero of=/dev/null bs=1k count=200000";
 
 	for (int s = 0; s < 2; s++) {
@@ -724,7 +760,8 @@ static void test_reads_perf_record(void)
 		int n, nsample = 0, ncallchain = 0, perf_count;
 
 		snprintf(path[s], sizeof(path[s]), "%s/perf%d.data", dir, s);
-		snprintf(cmd, sizeof(cmd), "perf record -q -g -F 999 -o %s -- %s >%s 2>/dev/null",
+		snprintf(cmd, sizeof(cmd),
+			 "perf record -B -q -g -F 999 -o %s -- %s >%s 2>/dev/null",
 			 s ? "-" : path[s], work, s ? path[s] : "/dev/null");
 		if (system(cmd) != 0) {
 			printf("# perf record unavailable here, skipped: %s\n", cmd);
@@ -755,12 +792,17 @@ static void test_reads_perf_record(void)
 		CHECK(pd_reader_feature_string(r, HEADER_OSRELEASE) != NULL);
 		CHECK(pd_reader_cmdline(r) && strstr(pd_reader_cmdline(r), "perf record"));
 		pd_reader_close(r);
+		/* Compare with perf's own count only when perf finished. */
 		snprintf(cmd, sizeof(cmd),
-			 "perf report -D -i %s%s 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE('",
-			 s ? "- < " : "", path[s]);
+			 "perf report -D -i %s%s >%s.dump 2>/dev/null && "
+			 "grep -c 'PERF_RECORD_SAMPLE(' %s.dump",
+			 s ? "- < " : "", path[s], path[s], path[s]);
 		run_perf(cmd, out, sizeof(out));
 		perf_count = atoi(out);
-		CHECK_EQ_U64(nsample, perf_count);
+		if (out[0])
+			CHECK_EQ_U64(nsample, perf_count);
+		else
+			printf("# perf report -D failed, sample count not compared\n");
 		CHECK(nsample > 0);
 		CHECK(ncallchain > 0);
 	}
@@ -780,6 +822,7 @@ int main(void)
 	RUN(test_pipe_stdin);
 	RUN(test_bad_inputs);
 	RUN(test_bad_record_sizes);
+	RUN(test_compressed_and_unknown);
 	RUN(test_truncations);
 	RUN(test_garbage);
 	RUN(test_write_error);
