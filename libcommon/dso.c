@@ -180,23 +180,14 @@ static bool file_matches(const char *path, const struct dso *d, bool *exists)
 	return n == d->bid_size && !memcmp(bid, d->bid, (size_t)n);
 }
 
-/* Symbols of file, plus those of its distro debug file if one is installed. */
-static struct symtab *load_with_debug(const char *file, const uint8_t *bid, size_t size)
+/* Symbols of file (which carries d's build-id, or d has none), plus its debug file's. */
+static struct symtab *load_file(struct dso_table *t, struct dso *d, const char *file)
 {
-	char hex[2 * BID_MAX + 1], debug[128];
-	uint8_t own[BID_MAX];
-	int n;
-
-	if (!size) {
-		n = bid_read_path(file, own);
-		if (n <= 0)
-			return symtab_load_elf(file);
-		bid = own;
-		size = (size_t)n;
-	}
-	bid_to_hex(hex, bid, size);
-	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	return symtab_load_elf_debug(file, access(debug, R_OK) ? NULL : debug);
+	d->elf_path = strdup(file);
+	if (!d->elf_path)
+		return NULL;
+	d->debug_path = t->dbg ? dbg_find(t->dbg, file, d->bid, d->bid_size) : NULL;
+	return symtab_load_elf_debug(file, d->debug_path);
 }
 
 static struct symtab *load_matching(struct dso_table *t, struct dso *d)
@@ -205,22 +196,39 @@ static struct symtab *load_matching(struct dso_table *t, struct dso *d)
 	static const char *const cached[] = {"elf", "vdso"};
 	char hex[2 * BID_MAX + 1], cand[4096];
 	bool exists = false;
+	char *found;
 	size_t i;
 
 	if (!d->bid_size)
-		return d->anon ? NULL : load_with_debug(d->path, NULL, 0);
+		return d->anon ? NULL : load_file(t, d, d->path);
 	if (!d->anon && file_matches(d->path, d, &exists))
-		return load_with_debug(d->path, d->bid, d->bid_size);
+		return load_file(t, d, d->path);
 	bid_to_hex(hex, d->bid, d->bid_size);
 	for (i = 0; t->buildid_dir && i < sizeof(cached) / sizeof(cached[0]); i++) {
 		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/%s", t->buildid_dir, hex,
 			 hex + 2, cached[i]);
 		if (file_matches(cand, d, NULL))
-			return load_with_debug(cand, d->bid, d->bid_size);
+			return load_file(t, d, cand);
 	}
-	snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	if (file_matches(cand, d, NULL))
-		return symtab_load_elf(cand);
+	/*
+	 * The file is gone or differs: a debug file alone has .symtab and program headers,
+	 * and debuginfod may still have the executable itself.
+	 */
+	if (t->dbg && !d->anon) {
+		found = dbg_find(t->dbg, NULL, d->bid, d->bid_size);
+		if (found) {
+			d->debug_path = found;
+			d->elf_path = strdup(found);
+			return symtab_load_elf(found);
+		}
+		found = dbg_find_executable(t->dbg, d->bid, d->bid_size);
+		if (found) {
+			struct symtab *st = load_file(t, d, found);
+
+			free(found);
+			return st;
+		}
+	}
 	if (exists)
 		dsos_warn(
 			t,
@@ -247,6 +255,8 @@ void dsos_free(struct dso_table *t)
 
 	for (i = 0; i < t->n; i++) {
 		symtab_free(t->v[i]->st);
+		free(t->v[i]->elf_path);
+		free(t->v[i]->debug_path);
 		free(t->v[i]->path);
 		free(t->v[i]);
 	}
@@ -255,5 +265,6 @@ void dsos_free(struct dso_table *t)
 	free(t->v);
 	free(t->bids);
 	free(t->warnings);
+	dbg_free(t->dbg);
 	memset(t, 0, sizeof(*t));
 }

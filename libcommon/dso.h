@@ -12,17 +12,24 @@
 #include <stdint.h>
 
 #include "buildid.h"
+#include "debuginfo.h"
 #include "symtab.h"
+
+struct dso_dwarf;
 
 struct dso {
 	char *path;		/* as recorded, without a " (deleted)" suffix */
 	const char *short_name; /* points into path, or a literal */
 	uint8_t bid[BID_MAX];
-	uint8_t bid_size;  /* 0: unknown */
-	bool kernel;	   /* [kernel.kallsyms] or a kernel module */
-	bool loaded;	   /* symbol load attempted */
-	bool anon;	   /* no file behind it: [vdso], //anon, [heap]... */
-	struct symtab *st; /* NULL until loaded, or when no matching file was found */
+	uint8_t bid_size;     /* 0: unknown */
+	bool kernel;	      /* [kernel.kallsyms] or a kernel module */
+	bool loaded;	      /* symbol load attempted */
+	bool anon;	      /* no file behind it: [vdso], //anon, [heap]... */
+	struct symtab *st;    /* NULL until loaded, or when no matching file was found */
+	char *elf_path;	      /* the file symbols came from: path, or a copy in a cache */
+	char *debug_path;     /* its separate debug file, NULL if none was found */
+	struct dso_dwarf *dw; /* DWARF lines/inlines and CFI, opened on first use */
+	bool dw_tried;
 };
 
 struct dso_bid {
@@ -37,6 +44,7 @@ struct dso_table {
 	struct dso_bid *bids; /* from the BUILD_ID feature / HEADER_BUILD_ID records */
 	size_t nr_bids, bids_cap;
 	const char *buildid_dir; /* perf's build-id cache, "$HOME/.debug" */
+	struct dbg_finder *dbg;	 /* debug-file lookup; NULL: the file's own symbols only */
 	char *warnings;		 /* '\n'-separated lines, NULL if none */
 	size_t nr_warnings;
 };

@@ -264,12 +264,28 @@ struct machine *machine_new(const struct machine_opts *opts)
 		m->opts = *opts;
 	if (!m->opts.kallsyms)
 		m->opts.kallsyms = "/proc/kallsyms";
+	if (!m->opts.perfmap_dir)
+		m->opts.perfmap_dir = "/tmp";
 	if (m->opts.buildid_dir) {
 		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s", m->opts.buildid_dir);
 	} else if ((home = getenv("HOME")) && *home) {
 		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s/.debug", home);
 	}
 	m->dsos.buildid_dir = m->buildid_dir[0] ? m->buildid_dir : NULL;
+	if (!m->opts.no_debuginfo) {
+		struct dbg_opts dopts = {
+			.debug_dirs = m->opts.debug_dirs,
+			.buildid_dir = m->dsos.buildid_dir,
+			.debuginfod_urls = m->opts.debuginfod_urls,
+		};
+
+		m->dsos.dbg = dbg_new(&dopts);
+		if (!m->dsos.dbg) {
+			machine_free(m);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	m->kdso = dsos_findnew(&m->dsos, "[kernel.kallsyms]", NULL, 0);
 	if (!m->kdso) {
 		machine_free(m);
@@ -646,13 +662,13 @@ static void resolve_kernel(struct machine *m, uint64_t ip, uint64_t adj, struct 
 	f->dso_name = f->dso->short_name;
 }
 
-static const struct symtab *jit_symtab(struct proc *pr, uint32_t pid)
+static const struct symtab *jit_symtab(struct proc *pr, uint32_t pid, const char *perfmap_dir)
 {
-	char path[64];
+	char path[4096];
 
 	if (!pr->perfmap_tried) {
 		pr->perfmap_tried = true;
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		snprintf(path, sizeof(path), "%s/perf-%u.map", perfmap_dir, pid);
 		pr->perfmap = symtab_load_perfmap(path);
 	}
 	return pr->perfmap;
@@ -692,7 +708,8 @@ static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint6
 	/* JIT code: anonymous executable memory named by the JIT's perf map. */
 	if (mp->dso->anon &&
 	    (!strcmp(mp->dso->path, "//anon") || !strncmp(mp->dso->path, "/memfd:", 7)) &&
-	    (st = jit_symtab(pr, pid)) && (sym = symtab_lookup(st, ip - adj))) {
+	    (st = jit_symtab(pr, pid, m->opts.perfmap_dir)) &&
+	    (sym = symtab_lookup(st, ip - adj))) {
 		f->sym = sym->name;
 		f->sym_off = ip - sym->start;
 	}

@@ -18,9 +18,15 @@ struct machine;
 struct dso;
 
 struct machine_opts {
-	const char *kallsyms;	 /* default "/proc/kallsyms" */
-	bool no_kernel_syms;	 /* don't read kallsyms (tests, foreign captures) */
-	const char *buildid_dir; /* perf's build-id cache; default "$HOME/.debug" */
+	const char *kallsyms;	     /* default "/proc/kallsyms" */
+	bool no_kernel_syms;	     /* don't read kallsyms (tests, foreign captures) */
+	const char *buildid_dir;     /* perf's build-id cache; default "$HOME/.debug" */
+	const char *debug_dirs;	     /* ':'-separated debug roots; default "/usr/lib/debug" */
+	const char *debuginfod_urls; /* --debuginfod; NULL: $DEBUGINFOD_URLS, "": none */
+	const char *perfmap_dir;     /* where perf-PID.map files are; default "/tmp" */
+	bool no_debuginfo;	     /* the files' own symbols only (no debug-file search) */
+	bool no_demangle;	     /* keep C++/Rust names mangled */
+	bool no_inline;		     /* no DWARF: no inline frames, no file:line */
 };
 
 struct frame {

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ELF symbol loading: FUNC/IFUNC symbols of .symtab and .dynsym, PLT stubs named
- * "name@plt", and the PT_LOAD segments that turn mapping file offsets into the
- * link-time addresses the symbols use.
+ * "name@plt", the .symtab of MiniDebugInfo (.gnu_debugdata) and of separate debug
+ * files, and the PT_LOAD segments that turn mapping file offsets into the link-time
+ * addresses the symbols use.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -395,6 +397,106 @@ static int load_debug(struct elf_ctx *c, const char *debug)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* A MiniDebugInfo payload never needs more than this; a larger one is corrupt or hostile. */
+#define MINIDEBUG_MAX (256u << 20)
+
+/*
+ * Inflate an xz stream (MiniDebugInfo) into a malloc'ed buffer.  0 with *out, *outlen
+ * set, or -errno (-EBADMSG for a corrupt stream).
+ */
+static int xz_inflate(const void *in, size_t inlen, void **out, size_t *outlen)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	size_t cap = inlen * 4 > 65536 ? inlen * 4 : 65536;
+	uint8_t *buf = NULL, *nb;
+	lzma_ret ret;
+	int err = 0;
+
+	if (lzma_stream_decoder(&strm, MINIDEBUG_MAX, 0) != LZMA_OK)
+		return -ENOMEM;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	strm.next_in = in;
+	strm.avail_in = inlen;
+	strm.next_out = buf;
+	strm.avail_out = cap;
+	for (;;) {
+		ret = lzma_code(&strm, LZMA_FINISH);
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK && ret != LZMA_BUF_ERROR) {
+			err = ret == LZMA_MEM_ERROR || ret == LZMA_MEMLIMIT_ERROR ? -ENOMEM
+										  : -EBADMSG;
+			goto out;
+		}
+		if (strm.avail_out) {
+			err = -EBADMSG; /* input ended before the stream did */
+			goto out;
+		}
+		if (cap >= MINIDEBUG_MAX) {
+			err = -EFBIG;
+			goto out;
+		}
+		nb = realloc(buf, cap * 2);
+		if (!nb) {
+			err = -ENOMEM;
+			goto out;
+		}
+		buf = nb;
+		strm.next_out = buf + cap;
+		strm.avail_out = cap;
+		cap *= 2;
+	}
+	*out = buf;
+	*outlen = strm.total_out;
+	buf = NULL;
+out:
+	free(buf);
+	lzma_end(&strm);
+	return err;
+}
+
+/*
+ * MiniDebugInfo (Fedora, RHEL, CentOS...): .gnu_debugdata is an xz-compressed ELF whose
+ * .symtab holds the local functions that stripping removed from the shipped file.  A
+ * corrupt payload is ignored: the file's own symbols still stand.
+ */
+static int load_minidebuginfo(struct elf_ctx *c)
+{
+	struct elf_ctx m = {0};
+	Elf_Data *data = NULL;
+	size_t i, len;
+	void *buf;
+	int err;
+
+	for (i = 1; i < c->nsec; i++) {
+		if (c->shdrs[i].sh_type == SHT_PROGBITS &&
+		    !strcmp(sec_name(c, i), ".gnu_debugdata")) {
+			data = sec_data(c, i);
+			break;
+		}
+	}
+	if (!data || !data->d_buf || !data->d_size)
+		return 0;
+	err = xz_inflate(data->d_buf, data->d_size, &buf, &len);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	m.elf = elf_memory(buf, len);
+	m.b = c->b;
+	err = m.elf ? read_shdrs(&m) : -ENOEXEC;
+	if (!err && m.ehdr.e_machine == c->ehdr.e_machine)
+		err = load_all_symbols(&m);
+	c->b = m.b;
+	if (m.elf)
+		elf_end(m.elf);
+	free(m.shdrs);
+	free(buf);
+	return err == -ENOMEM ? err : 0;
+}
+
 static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
 {
 	int err;
@@ -406,6 +508,8 @@ static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
 		err = load_all_symbols(c);
 	if (!err)
 		err = load_plt(c);
+	if (!err)
+		err = load_minidebuginfo(c);
 	if (!err && debug)
 		err = load_debug(c, debug);
 	if (!err)
