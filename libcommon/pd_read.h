@@ -33,9 +33,9 @@ struct pd_build_id {
 
 struct pd_event {
 	const struct perf_event_header *hdr; /* the whole record, hdr->size bytes */
-	const struct pd_evsel *evsel; /* samples (and sample_id trailers): its event */
-	struct pd_sample sample; /* valid when hdr->type == PERF_RECORD_SAMPLE */
-	struct pd_sample_id sid; /* trailer of non-sample records, when sample_id_all */
+	const struct pd_evsel *evsel;	     /* samples (and sample_id trailers): its event */
+	struct pd_sample sample;	     /* valid when hdr->type == PERF_RECORD_SAMPLE */
+	struct pd_sample_id sid;	     /* trailer of non-sample records, when sample_id_all */
 };
 
 /*

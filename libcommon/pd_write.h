@@ -23,8 +23,8 @@ struct pd_writer;
 
 struct pd_writer_opts {
 	const char *path; /* "-" = stdout */
-	bool pipe; /* pipe-mode stream (forced when path is "-" or not seekable) */
-	bool keep_old; /* rename an existing file to PATH.old, like perf */
+	bool pipe;	  /* pipe-mode stream (forced when path is "-" or not seekable) */
+	bool keep_old;	  /* rename an existing file to PATH.old, like perf */
 };
 
 /* NULL and errno on failure. */
@@ -34,7 +34,10 @@ struct pd_writer *pd_writer_open(const struct pd_writer_opts *opts);
  * Declare an event.  Every attr must share the sample_id_all layout (the writer uses
  * attr 0's sample_type for the trailer of non-sample records).  ids: the sample ids
  * samples of this event carry in PERF_SAMPLE_IDENTIFIER.  name goes to EVENT_DESC.
- * Returns the event index (>= 0) or -errno.
+ * sample_type may use IDENTIFIER|IP|TID|TIME|ADDR|ID|CPU|PERIOD|CALLCHAIN|RAW; with
+ * several events the id must sit at the same place in all of them (perf's rule; use
+ * PERF_SAMPLE_IDENTIFIER).  -EINVAL otherwise.  In pipe mode an attr added after the
+ * first record is announced at once.  Returns the event index (>= 0) or -errno.
  */
 int pd_writer_add_attr(struct pd_writer *w, const struct perf_event_attr *attr, const char *name,
 		       const uint64_t *ids, size_t nr_ids);
@@ -60,7 +63,9 @@ int pd_write_finished_round(struct pd_writer *w);
 
 /* Features.  Written at close (file mode) or as HEADER_FEATURE records (pipe mode,
  * emitted before the first non-attr record if set by then, else at close). */
-int pd_writer_set_string(struct pd_writer *w, int feat, const char *value); /* HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID */
+int pd_writer_set_string(
+	struct pd_writer *w, int feat,
+	const char *value); /* HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID */
 int pd_writer_set_nrcpus(struct pd_writer *w, uint32_t online, uint32_t avail);
 int pd_writer_set_cmdline(struct pd_writer *w, int argc, char *const argv[]);
 int pd_writer_set_total_mem(struct pd_writer *w, uint64_t kb);

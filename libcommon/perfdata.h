@@ -22,7 +22,7 @@ struct perf_file_section {
 
 struct perf_file_header {
 	uint64_t magic;
-	uint64_t size; /* sizeof(struct perf_file_header) */
+	uint64_t size;	    /* sizeof(struct perf_file_header) */
 	uint64_t attr_size; /* sizeof(struct perf_file_attr) */
 	struct perf_file_section attrs;
 	struct perf_file_section data;
@@ -114,10 +114,11 @@ enum {
 
 /* HEADER_BUILD_ID entries and PERF_RECORD_HEADER_BUILD_ID records. */
 struct perf_build_id_event {
-	struct perf_event_header header; /* misc: PERF_RECORD_MISC_USER/KERNEL (+BUILD_ID_SIZE bit) */
+	struct perf_event_header
+		header; /* misc: PERF_RECORD_MISC_USER/KERNEL (+BUILD_ID_SIZE bit) */
 	int32_t pid;
 	uint8_t build_id[24]; /* 20 used, padded */
-	/* char filename[]: NUL-terminated, padded to 64 bytes */
+			      /* char filename[]: NUL-terminated, padded to 64 bytes */
 };
 
 /* In misc of a build-id entry: the size byte of the build-id is valid. */
@@ -136,7 +137,7 @@ struct pd_sample {
 	uint64_t addr;
 	uint32_t cpu;
 	uint64_t period;
-	uint16_t misc; /* header.misc: PERF_RECORD_MISC_KERNEL/USER... */
+	uint16_t misc;	 /* header.misc: PERF_RECORD_MISC_KERNEL/USER... */
 	uint64_t nr_ips; /* callchain, with PERF_CONTEXT_KERNEL/USER markers */
 	const uint64_t *ips;
 	uint32_t raw_size; /* PERF_SAMPLE_RAW */
