@@ -213,12 +213,13 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* ~1/s on a terminal: samples, lost, elapsed, rewritten in place. */
 static void progress(struct rec_session *s, uint64_t now, uint64_t *last, bool final)
 {
 	if (s->opts.quiet || !isatty(STDERR_FILENO))
 		return;
 	if (final) {
-		if (*last)
+		if (*last != s->start_ns)
 			fputs("\r\033[K", stderr);
 		return;
 	}
@@ -261,7 +262,7 @@ static int drain(struct rec_session *s, int timeout_ms)
 
 static int record_loop(struct rec_session *s)
 {
-	uint64_t now, last = 0;
+	uint64_t now, last = s->start_ns;
 	int err = 0;
 
 	while (!*s->stop) {
