@@ -700,7 +700,7 @@ static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint6
 			return;
 		sym = symtab_lookup(st, va);
 		if (sym) {
-			f->sym = sym->name;
+			f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 			f->sym_off = va + adj - sym->start;
 		}
 		return;
@@ -710,7 +710,7 @@ static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint6
 	    (!strcmp(mp->dso->path, "//anon") || !strncmp(mp->dso->path, "/memfd:", 7)) &&
 	    (st = jit_symtab(pr, pid, m->opts.perfmap_dir)) &&
 	    (sym = symtab_lookup(st, ip - adj))) {
-		f->sym = sym->name;
+		f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 		f->sym_off = ip - sym->start;
 	}
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "symtab_priv.h"
 
 int64_t symtab_builder_str(struct symtab_builder *b, const char *name, size_t len,
@@ -127,8 +128,13 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 		qsort_r(b->v, b->n, sizeof(*b->v), cmp_raw, b->pool);
 	out = malloc((b->n ? b->n : 1) * sizeof(*out));
 	pool = b->plen ? realloc(b->pool, b->plen) : b->pool;
-	if (!out || !pool) {
+	st->dnames = calloc(b->n ? b->n : 1, sizeof(*st->dnames));
+	if (!out || !pool || !st->dnames) {
 		free(out);
+		free(st->dnames);
+		st->dnames = NULL;
+		if (pool)
+			b->pool = pool;
 		return -ENOMEM;
 	}
 	b->pool = pool;
@@ -180,8 +186,14 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 
 void symtab_free(struct symtab *st)
 {
+	size_t i;
+
 	if (!st)
 		return;
+	for (i = 0; st->dnames && i < st->nr; i++)
+		if (st->dnames[i] && st->dnames[i] != st->syms[i].s.name)
+			free((char *)st->dnames[i]);
+	free(st->dnames);
 	free(st->syms);
 	free(st->pool);
 	free(st->mods);
@@ -235,6 +247,24 @@ int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vadd
 		}
 	}
 	return -ENOENT;
+}
+
+const char *symtab_sym_demangled(const struct symtab *st, const struct sym *s)
+{
+	const struct symtab_isym *is = (const struct symtab_isym *)s;
+	size_t i;
+	char *d;
+
+	if (!st || !s || !st->dnames || !dm_maybe_mangled(s->name))
+		return s ? s->name : NULL;
+	i = (size_t)(is - st->syms);
+	if (i >= st->nr)
+		return s->name;
+	if (!st->dnames[i]) {
+		d = dm_demangle(s->name);
+		st->dnames[i] = d ? d : s->name;
+	}
+	return st->dnames[i];
 }
 
 size_t symtab_size(const struct symtab *st)

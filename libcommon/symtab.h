@@ -41,6 +41,10 @@ int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vadd
 
 size_t symtab_size(const struct symtab *st);
 
+/* s's name demangled (C++, Rust legacy and v0), computed on first use and kept for the
+ * table's lifetime; s->name itself when it is not mangled. */
+const char *symtab_sym_demangled(const struct symtab *st, const struct sym *s);
+
 /* kallsyms: the module a symbol belongs to ("ext4"), NULL for the core kernel and ELF. */
 const char *symtab_sym_module(const struct symtab *st, const struct sym *s);
 

@@ -28,8 +28,9 @@ struct symtab {
 	size_t nr_mods;
 	struct symtab_seg *segs;
 	size_t nr_segs;
-	bool identity;	   /* offsets are addresses (kallsyms, perf maps) */
-	uint64_t ref_text; /* kallsyms: address of _text (to detect KASLR moves), else 0 */
+	const char **dnames; /* demangled names by index, filled on first use; ==name: none */
+	bool identity;	     /* offsets are addresses (kallsyms, perf maps) */
+	uint64_t ref_text;   /* kallsyms: address of _text (to detect KASLR moves), else 0 */
 };
 
 /* Ranking bits for choosing among symbols at one address (higher wins). */
