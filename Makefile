@@ -31,6 +31,8 @@ WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps check demo bench lint format install clean tests
 .DELETE_ON_ERROR:
+# Keep BPF objects and skeletons: they are intermediates of a chain, not throwaways.
+.SECONDARY:
 
 all: $(BINS)
 

@@ -411,10 +411,14 @@ static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
 	if (nlen == len - fix)
 		return -EINVAL; /* not NUL-terminated */
 	if (v2 && (ev->hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		/* Some kernels (seen on 6.18) set the flag with a size byte over 20 and
+		 * dev/inode bytes behind it: that is no build-id at all. */
 		bid_size = p[32];
 		bid = p + 36;
-		if (bid_size > BUILD_ID_SIZE)
-			bid_size = BUILD_ID_SIZE;
+		if (bid_size > BUILD_ID_SIZE) {
+			bid = NULL;
+			bid_size = 0;
+		}
 	}
 	if (pid == (uint32_t)-1 || (is_kernel_mode(ev->hdr->misc) && nm.start >= KERNEL_START))
 		return add_kernel_map(m, nm.start, nm.end - nm.start, nm.pgoff, name);

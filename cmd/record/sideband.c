@@ -154,13 +154,19 @@ static int sb_mmap2(struct rec_session *s, const struct sb_mmap2 *m, const char 
 		return 0;
 	if (!wanted(s, m->pid))
 		return 0;
-	if (m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-		n = m->build_id_size > BID_MAX ? BID_MAX : m->build_id_size;
+	/* Some kernels (seen on 6.18) set the build-id flag with a size byte over 20 and
+	 * dev/inode bytes behind it: treat that as no build-id. */
+	if ((m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= BID_MAX) {
+		n = m->build_id_size;
 		memcpy(bid, m->build_id, n);
 	} else if (name[0] == '/') {
-		/* The kernel could not read it (page not resident): read the file. */
-		n = rec_mmap2_build_id(s, m->pid, m->addr, m->addr + m->len, name, m->maj, m->min,
-				       m->ino, bid);
+		/* The kernel could not read it (page not resident): read the file. With the
+		 * flag set, maj/min/ino are not in the record: the path alone identifies it. */
+		bool have_ids = !(m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+
+		n = rec_mmap2_build_id(s, m->pid, m->addr, m->addr + m->len, name,
+				       have_ids ? m->maj : 0, have_ids ? m->min : 0,
+				       have_ids ? m->ino : 0, bid);
 	}
 	if (n > 0)
 		b = bid;
