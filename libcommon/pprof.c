@@ -128,15 +128,23 @@ static int64_t str_id_copy(struct builder *b, const char *s)
 	return id;
 }
 
+/* event is name, optionally with perf's ":modifiers" ("cpu-clock:ppp"). */
+static bool event_is(const char *event, const char *name)
+{
+	size_t n = strcspn(event, ":");
+
+	return n == strlen(name) && !strncmp(event, name, n);
+}
+
 void pprof_value_type(const char *event, const char **type, const char **unit)
 {
 	if (!event) {
 		*type = "events";
 		*unit = "count";
-	} else if (!strcmp(event, "cpu-clock") || !strcmp(event, "task-clock")) {
+	} else if (event_is(event, "cpu-clock") || event_is(event, "task-clock")) {
 		*type = "cpu";
 		*unit = "nanoseconds";
-	} else if (!strcmp(event, "offcpu-time")) {
+	} else if (event_is(event, "offcpu-time")) {
 		*type = "offcpu";
 		*unit = "nanoseconds";
 	} else {

@@ -173,6 +173,11 @@ static void test_value_types(void)
 	pprof_value_type("cpu-clock", &t, &u);
 	CHECK_STR(t, "cpu");
 	CHECK_STR(u, "nanoseconds");
+	/* perf names events with their modifiers */
+	pprof_value_type("cpu-clock:ppp", &t, &u);
+	CHECK_STR(t, "cpu");
+	pprof_value_type("cpu-clockx", &t, &u);
+	CHECK_STR(t, "cpu-clockx");
 	pprof_value_type("offcpu-time", &t, &u);
 	CHECK_STR(t, "offcpu");
 	pprof_value_type("cycles", &t, &u);
