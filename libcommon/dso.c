@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dso.h"
+#include "dwarf_lines.h"
 
 #define MAX_WARNINGS 8
 
@@ -249,12 +250,28 @@ const struct symtab *dso_symtab(struct dso_table *t, struct dso *d)
 	return d->st;
 }
 
+struct dso_dwarf *dso_dwarf(struct dso_table *t, struct dso *d)
+{
+	if (!d || d->kernel || d->anon)
+		return NULL;
+	if (!d->loaded)
+		dso_symtab(t, d);
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		/* Without a matching file (elf_path unset) DWARF would describe other code. */
+		if (d->elf_path)
+			d->dw = dwl_open(d->elf_path, d->debug_path, !t->no_demangle);
+	}
+	return d->dw;
+}
+
 void dsos_free(struct dso_table *t)
 {
 	size_t i;
 
 	for (i = 0; i < t->n; i++) {
 		symtab_free(t->v[i]->st);
+		dso_dwarf_free(t->v[i]->dw);
 		free(t->v[i]->elf_path);
 		free(t->v[i]->debug_path);
 		free(t->v[i]->path);

@@ -45,6 +45,7 @@ struct dso_table {
 	size_t nr_bids, bids_cap;
 	const char *buildid_dir; /* perf's build-id cache, "$HOME/.debug" */
 	struct dbg_finder *dbg;	 /* debug-file lookup; NULL: the file's own symbols only */
+	bool no_demangle;	 /* for names read from DWARF */
 	char *warnings;		 /* '\n'-separated lines, NULL if none */
 	size_t nr_warnings;
 };
@@ -56,6 +57,8 @@ struct dso *dsos_findnew(struct dso_table *t, const char *path, const uint8_t *b
 int dsos_add_bid(struct dso_table *t, const char *path, const uint8_t *bid, size_t size);
 /* The DSO's symbols (loading them the first time), NULL if none usable. */
 const struct symtab *dso_symtab(struct dso_table *t, struct dso *d);
+/* The DSO's DWARF and CFI (opened the first time, after its symbols), NULL if none. */
+struct dso_dwarf *dso_dwarf(struct dso_table *t, struct dso *d);
 /* Append one warning line (deduplicated, capped). */
 void dsos_warn(struct dso_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dsos_free(struct dso_table *t);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dso.h"
+#include "dwarf_lines.h"
 #include "machine.h"
 #include "symtab_priv.h"
 
@@ -272,6 +273,7 @@ struct machine *machine_new(const struct machine_opts *opts)
 		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s/.debug", home);
 	}
 	m->dsos.buildid_dir = m->buildid_dir[0] ? m->buildid_dir : NULL;
+	m->dsos.no_demangle = m->opts.no_demangle;
 	if (!m->opts.no_debuginfo) {
 		struct dbg_opts dopts = {
 			.debug_dirs = m->opts.debug_dirs,
@@ -678,19 +680,32 @@ static const struct symtab *jit_symtab(struct proc *pr, uint32_t pid, const char
 	return pr->perfmap;
 }
 
-static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint64_t ip,
-			 uint64_t adj, struct frame *f)
+/* An unnamed address: the start of the function its FDE covers, as a file offset. */
+static void unnamed_func(struct machine *m, struct dso *d, const struct symtab *st, uint64_t va,
+			 struct frame *f)
+{
+	struct dso_dwarf *dw = dso_dwarf(&m->dsos, d);
+	uint64_t start, off;
+
+	if (dw && !dwl_func_start(dw, va, &start) && !symtab_vaddr_to_offset(st, start, &off))
+		f->func_off = off;
+}
+
+/* Fills f; returns the DWARF view of the address when there is one to expand. */
+static const struct dwl_result *resolve_user(struct machine *m, struct proc *pr, uint32_t pid,
+					     uint64_t ip, uint64_t adj, struct frame *f)
 {
 	const struct map *mp = pr ? maps_find(&pr->maps, ip) : NULL;
 	const struct symtab *st;
 	const struct sym *sym;
+	struct dso_dwarf *dw;
 	uint64_t va;
 
 	f->kernel = false;
 	if (!mp) {
 		f->dso_name = "[unknown]";
 		f->dso_off = ip;
-		return;
+		return NULL;
 	}
 	f->dso = mp->dso;
 	f->dso_name = mp->dso->short_name;
@@ -701,13 +716,17 @@ static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint6
 	st = dso_symtab(&m->dsos, mp->dso);
 	if (st) {
 		if (symtab_offset_to_vaddr(st, f->dso_off - adj, &va))
-			return;
+			return NULL;
 		sym = symtab_lookup(st, va);
 		if (sym) {
 			f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 			f->sym_off = va + adj - sym->start;
+		} else {
+			unnamed_func(m, mp->dso, st, va, f);
 		}
-		return;
+		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, mp->dso)))
+			return NULL;
+		return dwl_lookup(dw, va);
 	}
 	/* JIT code: anonymous executable memory named by the JIT's perf map. */
 	if (mp->dso->anon &&
@@ -717,6 +736,43 @@ static void resolve_user(struct machine *m, struct proc *pr, uint32_t pid, uint6
 		f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 		f->sym_off = ip - sym->start;
 	}
+	return NULL;
+}
+
+/*
+ * Turn the frame at f into r->n frames: the inlined functions innermost first, then
+ * the real function, all at the same ip.  Returns how many frames f now spans (<= room);
+ * with too little room, only the real frame (with its line) is kept.
+ */
+static size_t expand_inline(struct frame *f, const struct dwl_result *r, size_t room)
+{
+	const struct dwl_frame *outer;
+	struct frame base = *f;
+	uint32_t i;
+
+	if (!r || !r->n)
+		return 1;
+	outer = &r->f[r->n - 1];
+	base.srcfile = outer->file;
+	base.line = outer->line;
+	if (!base.sym && outer->name)
+		base.sym = outer->name; /* DWARF knows a function the symbol tables lack */
+	if (r->n > room) {
+		*f = base;
+		return 1;
+	}
+	for (i = 0; i + 1 < r->n; i++) {
+		f[i] = base;
+		f[i].inlined = true;
+		if (r->f[i].name)
+			f[i].sym = r->f[i].name;
+		f[i].sym_off = 0;
+		f[i].func_off = 0;
+		f[i].srcfile = r->f[i].file;
+		f[i].line = r->f[i].line;
+	}
+	f[r->n - 1] = base;
+	return r->n;
 }
 
 size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
@@ -731,11 +787,12 @@ size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct fram
 	if (!s->nr_ips || !s->ips) {
 		memset(&frames[0], 0, sizeof(frames[0]));
 		frames[0].ip = s->ip;
-		if (kernel || s->ip >= KERNEL_START)
+		if (kernel || s->ip >= KERNEL_START) {
 			resolve_kernel(m, s->ip, 0, &frames[0]);
-		else
-			resolve_user(m, pr, s->pid, s->ip, 0, &frames[0]);
-		return 1;
+			return 1;
+		}
+		return expand_inline(frames, resolve_user(m, pr, s->pid, s->ip, 0, &frames[0]),
+				     max);
 	}
 	for (i = 0; i < s->nr_ips && n < max; i++) {
 		uint64_t ip = s->ips[i];
@@ -758,6 +815,8 @@ size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct fram
 			}
 			continue;
 		}
+		const struct dwl_result *r = NULL;
+
 		memset(f, 0, sizeof(*f));
 		f->ip = ip;
 		if (guest) {
@@ -768,10 +827,10 @@ size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct fram
 		} else if (kernel || ip >= KERNEL_START) {
 			resolve_kernel(m, ip, first ? 0 : 1, f);
 		} else {
-			resolve_user(m, pr, s->pid, ip, first ? 0 : 1, f);
+			r = resolve_user(m, pr, s->pid, ip, first ? 0 : 1, f);
 		}
 		first = false;
-		n++;
+		n += expand_inline(f, r, max - n);
 	}
 	return n;
 }
@@ -782,6 +841,8 @@ const char *frame_name(const struct frame *f, char *buf, size_t len)
 		return f->sym;
 	if (!f->dso)
 		snprintf(buf, len, "[unknown]");
+	else if (f->func_off)
+		snprintf(buf, len, "%s+0x%" PRIx64, f->dso_name, f->func_off);
 	else
 		snprintf(buf, len, "%s+0x%" PRIx64, f->dso_name, f->dso_off);
 	return buf;

@@ -38,6 +38,10 @@ struct frame {
 	uint64_t sym_off;      /* ip - symbol start */
 	uint64_t dso_off;      /* file offset (user) or ip (kernel): for "dso+0xoff" names */
 	uint64_t map_start, map_end, map_pgoff; /* the mapping ip fell in */
+	bool inlined;	     /* an inlined function's frame; the real one follows it */
+	const char *srcfile; /* DWARF source file of this frame's position, NULL if unknown */
+	int line;	     /* its line, 0 if unknown */
+	uint64_t func_off;   /* unnamed: file offset of the function start (.eh_frame), 0 unknown */
 };
 
 struct machine *machine_new(const struct machine_opts *opts);
@@ -55,13 +59,18 @@ const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid);
  * A sample's stack as frames, leaf first.  Kernel and user frames in callchain order,
  * context markers dropped; if the sample has no callchain, its ip alone.  The return
  * addresses of non-leaf frames are looked up at ip-1 so calls at a function's end
- * resolve to the caller.  Returns the number of frames written (<= max).
+ * resolve to the caller.  Where DWARF is available (unless opts.no_inline), a user ip
+ * inside inlined code yields one frame per inlined function first (innermost first,
+ * inlined set, same ip), then the real function's; srcfile/line are filled in.
+ * Returns the number of frames written (<= max).
  */
 size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
 		       size_t max);
 
 /* A frame's name as reports print it: the symbol itself, else buf filled with
- * "dso+0xoff" (or "[unknown]" when no map covered ip).  Never NULL. */
+ * "dso+0xoff", off being the start of the unnamed function when .eh_frame gives it
+ * (so its samples add up) or the ip's own offset ("[unknown]" when no map covered
+ * ip).  Never NULL. */
 const char *frame_name(const struct frame *f, char *buf, size_t len);
 
 /* Warnings gathered (e.g. kptr_restrict hides kernel addresses), NULL when none. */

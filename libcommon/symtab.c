@@ -249,6 +249,25 @@ int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vadd
 	return -ENOENT;
 }
 
+int symtab_vaddr_to_offset(const struct symtab *st, uint64_t vaddr, uint64_t *off)
+{
+	size_t i;
+
+	if (st->identity) {
+		*off = vaddr;
+		return 0;
+	}
+	for (i = 0; i < st->nr_segs; i++) {
+		const struct symtab_seg *sg = &st->segs[i];
+
+		if (vaddr >= sg->vaddr && vaddr < sg->vaddr + sg->filesz) {
+			*off = vaddr - sg->vaddr + sg->off;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 const char *symtab_sym_demangled(const struct symtab *st, const struct sym *s)
 {
 	const struct symtab_isym *is = (const struct symtab_isym *)s;

@@ -39,6 +39,9 @@ const struct sym *symtab_lookup(const struct symtab *st, uint64_t addr);
  */
 int symtab_offset_to_vaddr(const struct symtab *st, uint64_t off, uint64_t *vaddr);
 
+/* The reverse: link-time vaddr to file offset.  0 or -ENOENT. */
+int symtab_vaddr_to_offset(const struct symtab *st, uint64_t vaddr, uint64_t *off);
+
 size_t symtab_size(const struct symtab *st);
 
 /* s's name demangled (C++, Rust legacy and v0), computed on first use and kept for the

@@ -11,8 +11,11 @@
 #include <unistd.h>
 
 #include "buildid.h"
+#include "debug_fixture.h"
+#include "dwarf_lines.h"
 #include "machine.h"
 #include "procfs.h"
+#include "symtab.h"
 #include "unit.h"
 
 #define K_BASE 0xffffffff81000000ULL
@@ -460,6 +463,167 @@ static void test_bad_records(void)
 	machine_free(m);
 }
 
+/* ---- stripped binaries, debug files, inline frames, unnamed functions ---- */
+
+static char fix[64];
+
+/* Map fix/rel as process pid's text at 0x400000 (with its build-id), as perf would. */
+static struct machine *fixture_machine(const char *rel, const char *debug_dirs, bool no_inline,
+				       struct symtab **st)
+{
+	struct machine_opts o = {.no_kernel_syms = true,
+				 .buildid_dir = "/nonexistent",
+				 .debug_dirs = debug_dirs,
+				 .debuginfod_urls = "",
+				 .no_inline = no_inline};
+	char path[256];
+	uint8_t bid[BID_MAX];
+	int n;
+	struct machine *m = machine_new(&o);
+
+	snprintf(path, sizeof(path), "%s/%s", fix, rel);
+	n = bid_read_path(path, bid);
+	*st = symtab_load_elf(path);
+	if (!m || n <= 0 || !*st || mmap2(m, 300, 0x400000, 0x100000, 0, path, bid, (size_t)n)) {
+		machine_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static uint64_t fixture_ip(const struct symtab *st, uint64_t va)
+{
+	uint64_t off = 0;
+
+	CHECK(symtab_vaddr_to_offset(st, va, &off) == 0);
+	return 0x400000 + off;
+}
+
+/* An address of outer_fn that DWARF says is inside inlined inl_leaf. */
+static uint64_t inlined_va(void)
+{
+	char path[256];
+	struct dso_dwarf *dw;
+	uint64_t va, start = fixture_sym(fix, "outer_fn"), found = 0;
+
+	snprintf(path, sizeof(path), "%s/prog", fix);
+	dw = dwl_open(path, NULL, true);
+	for (va = start; dw && va < start + 64 && !found; va++) {
+		const struct dwl_result *r = dwl_lookup(dw, va);
+
+		if (r && r->n == 2)
+			found = va;
+	}
+	dso_dwarf_free(dw);
+	return found;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s && a >= b && !strcmp(s + a - b, suffix);
+}
+
+static void test_inline_frames_from_build_id_debug(void)
+{
+	char dirs[128];
+	struct symtab *st = NULL;
+	struct machine *m;
+	struct frame fr[8];
+	uint64_t va = inlined_va(), ips[1];
+	size_t n;
+
+	CHECK(va != 0);
+	snprintf(dirs, sizeof(dirs), "%s/dbg", fix);
+	m = fixture_machine("stripped", dirs, false, &st);
+	CHECK(m != NULL);
+	if (!m || !va)
+		goto out;
+	ips[0] = fixture_ip(st, va);
+	n = resolve(m, 300, 300, ips, 1, fr, 8);
+	CHECK_EQ_U64(n, 2);
+	CHECK(fr[0].inlined && !fr[1].inlined);
+	CHECK_STR(fr[0].sym, "inl_leaf");
+	CHECK_STR(fr[1].sym, "outer_fn");
+	CHECK(ends_with(fr[0].srcfile, "/p.c") && ends_with(fr[1].srcfile, "/p.c"));
+	CHECK(fr[0].line >= 10 && fr[0].line <= 12);
+	CHECK_EQ_U64(fr[1].line, 16); /* the call site of inl_leaf */
+	CHECK_EQ_U64(fr[0].ip, fr[1].ip);
+	/* Too little room: the real frame alone, with its line. */
+	n = resolve(m, 300, 300, ips, 1, fr, 1);
+	CHECK_EQ_U64(n, 1);
+	CHECK_STR(fr[0].sym, "outer_fn");
+	CHECK(!fr[0].inlined);
+	machine_free(m);
+	symtab_free(st);
+
+	/* no_inline: names from the debug file, but no DWARF frames or lines. */
+	m = fixture_machine("stripped", dirs, true, &st);
+	CHECK(m != NULL);
+	if (!m)
+		goto out;
+	n = resolve(m, 300, 300, ips, 1, fr, 8);
+	CHECK_EQ_U64(n, 1);
+	CHECK_STR(fr[0].sym, "outer_fn");
+	CHECK(!fr[0].srcfile && !fr[0].line);
+out:
+	machine_free(m);
+	symtab_free(st);
+}
+
+static void test_debuglink_names_in_machine(void)
+{
+	char dirs[128];
+	struct symtab *st = NULL;
+	struct machine *m;
+	struct frame fr[8];
+	uint64_t ips[1];
+
+	snprintf(dirs, sizeof(dirs), "%s/none", fix);
+	m = fixture_machine("link/prog", dirs, false, &st);
+	CHECK(m != NULL);
+	if (!m)
+		goto out;
+	ips[0] = fixture_ip(st, fixture_sym(fix, "hidden_worker") + 2);
+	CHECK(resolve(m, 300, 300, ips, 1, fr, 8) >= 1);
+	CHECK_STR(fr[0].sym, "hidden_worker");
+	CHECK(ends_with(fr[0].srcfile, "/p.c"));
+out:
+	machine_free(m);
+	symtab_free(st);
+}
+
+/* No symbol anywhere: addresses of one function share the name of its FDE start. */
+static void test_unnamed_grouped_by_fde(void)
+{
+	char dirs[128], b1[64], b2[64], want[64];
+	struct symtab *st = NULL;
+	struct machine *m;
+	struct frame fr[8];
+	uint64_t start = fixture_sym(fix, "hidden_worker"), ips[1], off = 0;
+
+	snprintf(dirs, sizeof(dirs), "%s/none", fix);
+	m = fixture_machine("stripped", dirs, false, &st);
+	CHECK(m != NULL && start != 0);
+	if (!m)
+		goto out;
+	CHECK(symtab_vaddr_to_offset(st, start, &off) == 0);
+	snprintf(want, sizeof(want), "stripped+0x%llx", (unsigned long long)off);
+	ips[0] = fixture_ip(st, start + 3);
+	CHECK_EQ_U64(resolve(m, 300, 300, ips, 1, fr, 8), 1);
+	CHECK(!fr[0].sym);
+	CHECK_STR(frame_name(&fr[0], b1, sizeof(b1)), want);
+	ips[0] = fixture_ip(st, start + 9);
+	resolve(m, 300, 300, ips, 1, fr, 8);
+	CHECK_STR(frame_name(&fr[0], b2, sizeof(b2)), want);
+	/* The raw file offset is still there for writers that want the address. */
+	CHECK_EQ_U64(fr[0].dso_off, off + 9);
+out:
+	machine_free(m);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	if (setup_self()) {
@@ -476,5 +640,15 @@ int main(void)
 	RUN(test_kptr_restrict_warns);
 	RUN(test_kaslr_delta);
 	RUN(test_bad_records);
+	if (fixture_build(fix, sizeof(fix))) {
+		printf("# fixture build failed, see %s/mk.log\n", fix);
+		unit_failed++;
+	} else {
+		RUN(test_inline_frames_from_build_id_debug);
+		RUN(test_debuglink_names_in_machine);
+		RUN(test_unnamed_grouped_by_fde);
+		if (!unit_failed)
+			fixture_remove(fix);
+	}
 	return unit_done();
 }
