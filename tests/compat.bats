@@ -122,6 +122,22 @@ record_pa() {
 	[ "$o" = "$p" ]
 }
 
+@test "compat: pa-report attributes a perf record capture to the same comms as perf" {
+	require_perf
+	require_bin "$PA_REPORT"
+	# perf's COMM (exec) and MMAP2 records can sit in another CPU's buffer than the
+	# samples after them: a reader must order records by time, as perf does.
+	# syscall_heavy exits to the kernel all the time, which makes that likely.
+	perf_capture perf.data syscall_heavy 1
+	p=$(perf report --stdio --no-children --sort comm -g none -i perf.data 2>/dev/null |
+		awk '/^#/ || NF == 0 { next } { print $1, $2 }')
+	o=$("$PA_REPORT" --no-children --sort comm -g none -i perf.data |
+		awk '/^#/ || NF == 0 { next } { print $1, $2 }')
+	echo "perf:"$'\n'"$p"$'\n'"pa-report:"$'\n'"$o"
+	[ -n "$p" ]
+	[ "$o" = "$p" ]
+}
+
 @test "compat: pa-report counts the samples of a perf record file as perf does" {
 	require_perf
 	require_bin "$PA_REPORT"
