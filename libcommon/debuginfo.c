@@ -302,9 +302,11 @@ static char *dbgd_fetch(struct dbg_finder *f, const uint8_t *bid, size_t size, b
 	fd = exe ? f->api.find_executable(f->client, bid, (int)size, &path)
 		 : f->api.find_debuginfo(f->client, bid, (int)size, &path);
 	if (fd < 0) {
-		/* A server that cannot be reached will not answer the next DSO either. */
-		if (fd == -ECONNREFUSED || fd == -ETIMEDOUT || fd == -EHOSTUNREACH ||
-		    fd == -ENETUNREACH || fd == -ECONNRESET)
+		/*
+		 * Anything but "not there" (refused, timed out, stalled, bad reply): the next
+		 * DSO would wait the same way, so one timeout is the most a run ever pays.
+		 */
+		if (fd != -ENOENT)
 			f->dbgd_failed = true;
 		return NULL;
 	}
