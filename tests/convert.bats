@@ -55,7 +55,7 @@ pprof_top_sym() {
 	out=$(go tool pprof -raw cpu.pb.gz 2>&1)
 	head -20 <<<"$out"
 	grep -qx 'PeriodType: cpu nanoseconds' <<<"$out"
-	grep -qx 'samples/count cpu/nanoseconds' <<<"$out"
+	grep -qE '^samples/count cpu/nanoseconds(\[dflt\])?$' <<<"$out"
 	grep -qE '^Duration: [0-9.]*[1-9]' <<<"$out"
 	grep -qE '^Time: [0-9]{4}-' <<<"$out"
 }
