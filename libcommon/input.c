@@ -35,6 +35,8 @@ int pa_input_load(struct pa_input *in, const char *path, struct cg_profile *cg,
 		pa_err("%s", err[0] ? err : strerror(-ret));
 		return ret;
 	}
+	/* Per-CPU buffers interleave: a COMM or MMAP2 may follow samples that need it. */
+	pd_reader_set_ordered(in->r, true);
 	in->m = machine_new(&mopts);
 	if (!in->m) {
 		pa_err("out of memory");

@@ -107,6 +107,30 @@ int pd_parse_sid(uint64_t sample_type, const struct perf_event_header *h, struct
 int pd_sample_id_pos(uint64_t sample_type);
 int pd_sid_id_pos(uint64_t sample_type);
 
+/* Time-ordered delivery (pd_order.c): a min-heap of copied records. */
+struct pd_oent {
+	uint64_t time, seq;	       /* seq keeps records of equal time in file order */
+	struct perf_event_header *rec; /* malloc'd copy */
+	const struct pd_evsel *evsel;
+};
+struct pd_oqueue {
+	struct pd_oent *heap;
+	size_t n, cap, bytes;
+	uint64_t seq;
+	uint64_t max_time;  /* newest time queued so far */
+	uint64_t round_max; /* newest time when the last FINISHED_ROUND came */
+	uint64_t limit;	    /* records up to this time may be released */
+};
+int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
+	       const struct pd_evsel *evsel, uint64_t time);
+/* Oldest record if its time <= limit; the caller frees out->rec. */
+bool pd_oq_pop(struct pd_oqueue *q, uint64_t limit, struct pd_oent *out);
+/* A FINISHED_ROUND arrived. */
+void pd_oq_round(struct pd_oqueue *q);
+/* Raise the limit when too much is queued. */
+void pd_oq_relieve(struct pd_oqueue *q);
+void pd_oq_free(struct pd_oqueue *q);
+
 /* Fallback event name from type/config ("cpu-clock"); returns a malloc'd string. */
 char *pd_default_evname(const struct perf_event_attr *attr);
 

@@ -48,6 +48,10 @@ struct pd_reader {
 	size_t nr_idmap;
 	uint64_t nr_unknown_id;
 	struct pd_rfeat feat;
+	bool ordered, eof;
+	struct pd_oqueue oq;
+	struct perf_event_header *delivered; /* last record released by oq, owned */
+	uint64_t last_time;		     /* for records that carry no time */
 };
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
@@ -351,6 +355,8 @@ void pd_reader_close(struct pd_reader *r)
 	}
 	free(r->evsels);
 	free(r->idmap);
+	pd_oq_free(&r->oq);
+	free(r->delivered);
 	pd_rfeat_free(r);
 	free(r->buf);
 	free(r->rec);
@@ -467,7 +473,7 @@ static void decode_sid(struct pd_reader *r, struct pd_event *ev)
 	}
 }
 
-int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
+static int read_next(struct pd_reader *r, struct pd_event *ev)
 {
 	struct perf_event_header h;
 	uint64_t off;
@@ -543,6 +549,78 @@ again:
 		if (h.type < PERF_RECORD_USER_TYPE_START)
 			decode_sid(r, ev);
 		return 1;
+	}
+}
+
+void pd_reader_set_ordered(struct pd_reader *r, bool ordered)
+{
+	r->ordered = ordered;
+}
+
+/* The time a record sorts by; records without one keep their place after the last. */
+static uint64_t event_time(struct pd_reader *r, const struct pd_event *ev)
+{
+	const struct pd_evsel *e = ev->evsel;
+
+	if (ev->hdr->type == PERF_RECORD_SAMPLE) {
+		if (e && (e->attr.sample_type & PERF_SAMPLE_TIME))
+			r->last_time = ev->sample.time;
+	} else if (e && e->attr.sample_id_all && (e->attr.sample_type & PERF_SAMPLE_TIME) &&
+		   ev->sid.time) {
+		r->last_time = ev->sid.time;
+	}
+	return r->last_time;
+}
+
+/* Rebuild ev for a record released by the queue (its bytes now live in r->delivered). */
+static void redecode(struct pd_reader *r, const struct pd_oent *o, struct pd_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->hdr = o->rec;
+	if (o->rec->type == PERF_RECORD_SAMPLE) {
+		ev->evsel = o->evsel;
+		/* Parsed once already when it was queued: it cannot fail now. */
+		pd_parse_sample(o->evsel, o->rec, &ev->sample);
+	} else {
+		decode_sid(r, ev);
+	}
+}
+
+int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
+{
+	struct pd_oent o;
+	int ret;
+
+	if (!r->ordered)
+		return read_next(r, ev);
+	free(r->delivered);
+	r->delivered = NULL;
+	for (;;) {
+		if (pd_oq_pop(&r->oq, r->eof ? UINT64_MAX : r->oq.limit, &o)) {
+			r->delivered = o.rec;
+			redecode(r, &o, ev);
+			return 1;
+		}
+		if (r->eof)
+			return 0;
+		ret = read_next(r, ev);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			r->eof = true;
+			continue;
+		}
+		if (ev->hdr->type == PERF_RECORD_FINISHED_ROUND) {
+			pd_oq_round(&r->oq);
+			continue;
+		}
+		/* Header records describe the stream, not a moment in it. */
+		if (ev->hdr->type >= PERF_RECORD_USER_TYPE_START)
+			return 1;
+		ret = pd_oq_push(&r->oq, ev->hdr, ev->evsel, event_time(r, ev));
+		if (ret)
+			return fail(r, ret, "out of memory ordering records");
+		pd_oq_relieve(&r->oq);
 	}
 }
 

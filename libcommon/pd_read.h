@@ -54,6 +54,13 @@ void pd_reader_close(struct pd_reader *r);
 int pd_reader_next(struct pd_reader *r, struct pd_event *ev);
 const char *pd_reader_error(const struct pd_reader *r);
 
+/*
+ * Deliver records in time order, as perf report does: records are queued and
+ * released at each FINISHED_ROUND up to the newest time of the round before (all at
+ * the end).  FINISHED_ROUND itself is then not returned.  Off by default.
+ */
+void pd_reader_set_ordered(struct pd_reader *r, bool ordered);
+
 bool pd_reader_is_pipe(const struct pd_reader *r);
 size_t pd_reader_nr_evsel(const struct pd_reader *r);
 const struct pd_evsel *pd_reader_evsel(const struct pd_reader *r, size_t idx);
