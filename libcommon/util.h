@@ -41,7 +41,7 @@ uint64_t pa_now_ns(void);
 struct pa_outfile {
 	int fd;
 	char *path; /* final name, NULL for stdout */
-	char *tmp; /* temporary name, NULL for stdout */
+	char *tmp;  /* temporary name, NULL for stdout */
 };
 int pa_outfile_open(struct pa_outfile *of, const char *path);
 /* If keep_old, an existing PATH is first renamed PATH.old (perf's habit). */

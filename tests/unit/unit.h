@@ -18,7 +18,7 @@ static int unit_n, unit_failed, unit_cur_failed;
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			printf("#   %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);            \
+			printf("#   %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);        \
 			unit_cur_failed = 1;                                                       \
 		}                                                                                  \
 	} while (0)
@@ -27,8 +27,8 @@ static int unit_n, unit_failed, unit_cur_failed;
 	do {                                                                                       \
 		uint64_t _a = (a), _b = (b);                                                       \
 		if (_a != _b) {                                                                    \
-			printf("#   %s:%d: %s == %s failed: %llu != %llu\n", __FILE__, __LINE__, #a,   \
-			       #b, (unsigned long long)_a, (unsigned long long)_b);                \
+			printf("#   %s:%d: %s == %s failed: %llu != %llu\n", __FILE__, __LINE__,   \
+			       #a, #b, (unsigned long long)_a, (unsigned long long)_b);            \
 			unit_cur_failed = 1;                                                       \
 		}                                                                                  \
 	} while (0)
@@ -37,8 +37,8 @@ static int unit_n, unit_failed, unit_cur_failed;
 	do {                                                                                       \
 		const char *_a = (a), *_b = (b);                                                   \
 		if (!_a || !_b || strcmp(_a, _b)) {                                                \
-			printf("#   %s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__,   \
-			       #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");                    \
+			printf("#   %s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__,         \
+			       __LINE__, #a, #b, _a ? _a : "(null)", _b ? _b : "(null)");          \
 			unit_cur_failed = 1;                                                       \
 		}                                                                                  \
 	} while (0)
