@@ -3,6 +3,10 @@
  * On-CPU sampling: runs on every cpu-clock tick of every CPU, keeps the ticks of
  * the processes being profiled, and hands pa-record their kernel and user stacks
  * through a ring buffer.  A tp_btf fork hook extends the target set to children.
+ *
+ * Off-CPU time: on sched_switch, a target thread leaving the CPU has its stacks
+ * and the time stored under its tid; when it is switched back in (on any CPU) the
+ * stretch is emitted as one sample whose period is the ns it spent off the CPU.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -19,6 +23,10 @@ const volatile bool no_kernel = false;
 const volatile __u32 self_tgid = 0;
 /* Wake pa-record only when this much is queued: it polls every 100 ms anyway. */
 const volatile __u64 wakeup_bytes = 0;
+/* Off-CPU stretches shorter than this are counted, not emitted. */
+const volatile __u64 offcpu_min_ns = 0;
+/* Bit (1 << PROFILE_STATE_*) set: that state is recorded. */
+const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -32,21 +40,38 @@ struct {
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack. */
+/*
+ * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  Slot 0 is
+ * the cpu sampler's, slot 1 the seed of new offcpu_start entries.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct profile_sample);
 } scratch SEC(".maps");
 
-/* Samples dropped because the ring buffer was full; user space reads the delta. */
+/* Drop and skip counters, PROFILE_LOST_* slots; user space reads the deltas. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, PROFILE_LOST_NR);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/*
+ * Per thread (tid): the stacks and time of its last switch-out, time 0 once
+ * consumed.  Keyed by tid, not CPU, so a thread that leaves CPU 0 and comes back
+ * on CPU 1 is counted once.  The entry lives as long as the thread, so the ~2 KiB
+ * copy of insertion is paid once per thread, not per switch.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PROFILE_OFFCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct profile_sample);
+} offcpu_start SEC(".maps");
 
 #define STACK_BYTES (PROFILE_MAX_FRAMES * sizeof(__u64))
 
@@ -61,11 +86,11 @@ static __always_inline bool is_target(__u32 tgid)
 
 /*
  * The user stack, written at s->ips[nr_kernel..].  Frame pointers through
- * bpf_get_stack for now; the CFI unwinder replaces this function.  Returns the
- * number of frames stored, or < 0.
+ * bpf_get_stack for now; the CFI unwinder replaces this function.  ctx is the
+ * program's context (perf_event or tracepoint): the user registers are the
+ * current task's either way.  Returns the number of frames stored, or < 0.
  */
-static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct profile_sample *s,
-					__u32 nr_kernel)
+static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u32 nr_kernel)
 {
 	long n;
 
@@ -77,30 +102,24 @@ static __always_inline long unwind_user(struct bpf_perf_event_data *ctx, struct 
 	return n / sizeof(__u64);
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+static __always_inline void count(__u32 slot, __u64 v)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0;
-	struct profile_sample *s;
+	__u64 *cnt = bpf_map_lookup_elem(&lost, &slot);
+
+	if (cnt)
+		*cnt += v;
+}
+
+/*
+ * The current task's kernel and user stacks into s->ips, nr_kernel/nr_user and
+ * the error flags set: the one stack capture both samplers share.
+ */
+static __always_inline void capture_stacks(void *ctx, struct profile_sample *s)
+{
 	__u32 nk = 0, nu = 0;
-	__u64 size, *cnt, flags = 0;
 	long n;
 
-	if (!is_target(tgid))
-		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-
-	s->pid = tgid;
-	s->tid = (__u32)id;
-	s->time = bpf_ktime_get_ns();
-	s->period = ctx->sample_period;
-	s->cpu = bpf_get_smp_processor_id();
 	s->flags = 0;
-	s->__pad = 0;
-
 	if (!no_kernel) {
 		n = bpf_get_stack(ctx, s->ips, STACK_BYTES, 0);
 		if (n < 0)
@@ -120,19 +139,174 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		nu = n;
 	if (nu > PROFILE_MAX_FRAMES)
 		nu = PROFILE_MAX_FRAMES;
-
 	s->nr_kernel = nk;
 	s->nr_user = nu;
-	size = PROFILE_SAMPLE_HDR_SIZE + (nk + nu) * sizeof(__u64);
+}
+
+/* Submit the used prefix of s; a full ring buffer counts in slot lost_slot. */
+static __always_inline void submit(struct profile_sample *s, __u32 lost_slot)
+{
+	__u64 size, flags = 0;
+
+	size = PROFILE_SAMPLE_HDR_SIZE + (s->nr_kernel + s->nr_user) * sizeof(__u64);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
 		flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&events, s, size, flags)) {
-		cnt = bpf_map_lookup_elem(&lost, &zero);
-		if (cnt)
-			*cnt += 1;
+	if (bpf_ringbuf_output(&events, s, size, flags))
+		count(lost_slot, 1);
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0;
+	struct profile_sample *s;
+
+	if (!is_target(tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+
+	s->pid = tgid;
+	s->tid = (__u32)id;
+	s->time = bpf_ktime_get_ns();
+	s->period = ctx->sample_period;
+	s->cpu = bpf_get_smp_processor_id();
+	s->kind = PROFILE_KIND_CPU;
+	s->state = 0;
+	s->__pad = 0;
+	capture_stacks(ctx, s);
+	submit(s, PROFILE_LOST_CPU);
+	return 0;
+}
+
+/* task_struct->__state bits (include/linux/sched.h), stable kernel ABI. */
+#define TASK_RUNNING	     0x0000
+#define TASK_INTERRUPTIBLE   0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define EXIT_DEAD	     0x0010
+#define EXIT_ZOMBIE	     0x0020
+#define TASK_DEAD	     0x0080
+#define PF_KTHREAD	     0x00200000
+
+/*
+ * preempt is true for involuntary switches; prev_state is what the scheduler acted
+ * on (TASK_RUNNING when a pending signal cancelled the sleep), so a task that stays
+ * runnable is "preempted" whatever its __state said.
+ */
+static __always_inline __u8 switch_state(bool preempt, __u32 prev_state)
+{
+	if (preempt || prev_state == TASK_RUNNING)
+		return PROFILE_STATE_PREEMPT;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return PROFILE_STATE_SLEEP;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return PROFILE_STATE_IO;
+	return PROFILE_STATE_OTHER;
+}
+
+/* prev (the current task) leaves the CPU: remember when, why and where. */
+static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_struct *prev,
+				       __u32 prev_state)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, one = 1;
+	struct profile_sample *s;
+	__u8 state;
+
+	if (!tid || !is_target(tgid))
+		return;
+	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) {
+		/* Its last switch: it never comes back, free the entry. */
+		bpf_map_delete_elem(&offcpu_start, &tid);
+		return;
 	}
+	/* Kernel threads of -a would bury the targets' waits under their idling. */
+	if (system_wide && (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
+		return;
+	state = switch_state(preempt, prev_state);
+	s = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!(offcpu_states & (1u << state))) {
+		if (s)
+			s->time = 0;
+		return;
+	}
+	if (!s) {
+		struct profile_sample *seed = bpf_map_lookup_elem(&scratch, &one);
+
+		if (!seed)
+			return;
+		if (bpf_map_update_elem(&offcpu_start, &tid, seed, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&offcpu_start, &tid)) {
+			count(PROFILE_LOST_OFFCPU_MAP, 1);
+			return;
+		}
+		s = bpf_map_lookup_elem(&offcpu_start, &tid);
+		if (!s)
+			return;
+	}
+	s->pid = tgid;
+	s->tid = tid;
+	s->cpu = bpf_get_smp_processor_id();
+	s->kind = PROFILE_KIND_OFFCPU;
+	s->state = state;
+	s->__pad = 0;
+	capture_stacks(ctx, s);
+	/* Last: a non-zero time marks the entry complete. */
+	s->time = bpf_ktime_get_ns();
+}
+
+/* next comes back: if its switch-out was remembered, the stretch is known now. */
+static __always_inline void offcpu_in(struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct profile_sample *s;
+	__u64 now, delta;
+
+	if (!tid)
+		return;
+	s = bpf_map_lookup_elem(&offcpu_start, &tid);
+	if (!s || !s->time)
+		return;
+	now = bpf_ktime_get_ns();
+	delta = now - s->time;
+	s->time = 0;
+	if (delta < offcpu_min_ns) {
+		count(PROFILE_SHORT_OFFCPU, 1);
+		count(PROFILE_SHORT_OFFCPU_NS, delta);
+		return;
+	}
+	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
+	s->time = now;
+	s->period = delta;
+	submit(s, PROFILE_LOST_OFFCPU);
+	s->time = 0;
+}
+
+static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
+				      struct task_struct *next, __u32 prev_state)
+{
+	offcpu_out(ctx, preempt, prev, prev_state);
+	offcpu_in(next);
+}
+
+/* sched_switch(bool preempt, prev, next, unsigned int prev_state), 5.18+. */
+SEC("tp_btf/sched_switch")
+int on_switch_btf(__u64 *ctx)
+{
+	on_switch(ctx, (bool)ctx[0], (void *)ctx[1], (void *)ctx[2], (__u32)ctx[3]);
+	return 0;
+}
+
+/* The same where BTF tracepoints cannot be attached. */
+SEC("raw_tp/sched_switch")
+int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	on_switch(ctx, (bool)ctx->args[0], (void *)ctx->args[1], (void *)ctx->args[2],
+		  (__u32)ctx->args[3]);
 	return 0;
 }
 

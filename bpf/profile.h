@@ -16,6 +16,35 @@
 /* Default capacity of the `targets` map (tgids followed). */
 #define PROFILE_MAX_TARGETS 8192
 
+/*
+ * Default capacity of `offcpu_start` (threads whose last switch-out is remembered).
+ * One entry per live target thread, allocated on first switch-out, freed when the
+ * thread dies; pa-record sizes it with bpf_map__set_max_entries.
+ */
+#define PROFILE_OFFCPU_THREADS 16384
+
+/* profile_sample.kind */
+#define PROFILE_KIND_CPU    0 /* a cpu-clock tick */
+#define PROFILE_KIND_OFFCPU 1 /* a stretch off the CPU: period = ns switched out */
+
+/*
+ * profile_sample.state for off-CPU samples: why the thread left the CPU, from
+ * sched_switch's prev_state.  Bit (1 << state) is what `offcpu_states` selects.
+ */
+#define PROFILE_STATE_PREEMPT 0 /* still runnable (preempted, or woke before blocking) */
+#define PROFILE_STATE_SLEEP   1 /* TASK_INTERRUPTIBLE: sleeps, futex, poll, pipe read */
+#define PROFILE_STATE_IO      2 /* TASK_UNINTERRUPTIBLE: disk I/O, D-state waits */
+#define PROFILE_STATE_OTHER   3 /* stopped, traced, parked, frozen */
+#define PROFILE_STATE_NR      4
+
+/* Slots of the per-CPU `lost` counters. */
+#define PROFILE_LOST_CPU	0 /* cpu samples: ring buffer full */
+#define PROFILE_LOST_OFFCPU	1 /* off-CPU samples: ring buffer full */
+#define PROFILE_LOST_OFFCPU_MAP 2 /* switch-outs not tracked: offcpu_start full */
+#define PROFILE_SHORT_OFFCPU	3 /* off-CPU stretches under offcpu_min_ns: count */
+#define PROFILE_SHORT_OFFCPU_NS 4 /* ... and their total ns */
+#define PROFILE_LOST_NR		5
+
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR  (1u << 0) /* bpf_get_stack failed for the kernel stack */
 #define PROFILE_F_USTACK_ERR  (1u << 1) /* the user stack walk failed */
@@ -30,13 +59,15 @@
 struct profile_sample {
 	__u32 pid; /* tgid */
 	__u32 tid;
-	__u64 time;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u64 period; /* ns of cpu-clock this sample stands for */
-	__u32 cpu;
-	__u32 flags; /* PROFILE_F_* */
+	__u64 time;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC; off-CPU: switch-in time */
+	__u64 period; /* ns of cpu-clock this sample stands for; off-CPU: ns switched out */
+	__u32 cpu;    /* off-CPU: the CPU the thread left */
+	__u32 flags;  /* PROFILE_F_* */
 	__u16 nr_kernel;
 	__u16 nr_user;
-	__u32 __pad;
+	__u8 kind;  /* PROFILE_KIND_* */
+	__u8 state; /* PROFILE_STATE_*, off-CPU samples only */
+	__u16 __pad;
 	__u64 ips[2 * PROFILE_MAX_FRAMES]; /* only the used prefix is submitted */
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * pa-record: sample the on-CPU stacks of processes (or the whole system) with a
- * BPF program on cpu-clock events and write them as perf.data.
+ * BPF program on cpu-clock events, and with --offcpu the time their threads spend
+ * blocked (sched_switch), and write them as perf.data.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "offcpu.h"
 #include "pd_write.h"
 #include "record.h"
 #include "util.h"
@@ -31,6 +33,13 @@ static const char usage[] =
 	"  -d, --duration DUR      stop after DUR (30s, 500ms, 2m, 1h)\n"
 	"  -F, --freq HZ           samples per second per CPU (default 99)\n"
 	"      --no-kernel         no kernel frames\n"
+	"      --offcpu            also record off-CPU time (event offcpu-time, period = ns\n"
+	"                          blocked) under the stack the thread blocked in\n"
+	"      --no-cpu            with --offcpu: no cpu-clock samples\n"
+	"      --offcpu-min DUR    ignore off-CPU stretches shorter than DUR (default 1ms;\n"
+	"                          0 keeps all; e.g. 100us, 5ms)\n"
+	"      --offcpu-state S    sleep, io, preempted, other (comma list) or all;\n"
+	"                          default sleep,io: blocking only, not preemption\n"
 	"  -o, --output FILE       default perf.data (old one kept as perf.data.old);\n"
 	"                          \"-\" writes a perf.data stream to stdout\n"
 	"  -q, --quiet             no progress, no summary\n"
@@ -83,6 +92,42 @@ static int parse_pids(struct rec_opts *o, const char *arg)
 	return 0;
 }
 
+/* "all" or a comma list of state names into a PROFILE_STATE_* bit mask. */
+static int parse_states(const char *arg, uint32_t *mask)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned int st;
+
+	if (!copy)
+		return -ENOMEM;
+	*mask = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			*mask |= (1u << PROFILE_STATE_NR) - 1;
+			continue;
+		}
+		for (st = 0; st < PROFILE_STATE_NR; st++)
+			if (!strcmp(tok, offcpu_state_name(st)))
+				break;
+		if (st == PROFILE_STATE_NR) {
+			pa_err("unknown --offcpu-state '%s'; use all, or a comma list of sleep, "
+			       "io, "
+			       "preempted, other",
+			       tok);
+			free(copy);
+			return -EINVAL;
+		}
+		*mask |= 1u << st;
+	}
+	free(copy);
+	if (!*mask) {
+		pa_err("empty --offcpu-state; use all, or a comma list of sleep, io, preempted, "
+		       "other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static uint64_t max_sample_rate(void)
 {
 	unsigned long long v = 0;
@@ -98,13 +143,24 @@ static uint64_t max_sample_rate(void)
 
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
-	enum { OPT_NO_KERNEL = 256, OPT_VERSION };
+	enum {
+		OPT_NO_KERNEL = 256,
+		OPT_VERSION,
+		OPT_OFFCPU,
+		OPT_NO_CPU,
+		OPT_OFFCPU_MIN,
+		OPT_OFFCPU_STATE,
+	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"all-cpus", no_argument, NULL, 'a'},
 		{"duration", required_argument, NULL, 'd'},
 		{"freq", required_argument, NULL, 'F'},
 		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+		{"offcpu", no_argument, NULL, OPT_OFFCPU},
+		{"no-cpu", no_argument, NULL, OPT_NO_CPU},
+		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
+		{"offcpu-state", required_argument, NULL, OPT_OFFCPU_STATE},
 		{"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -113,11 +169,16 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{},
 	};
 	bool have_output = false;
+	const char *offcpu_opt = NULL;
+	const char *env;
 	uint64_t maxrate;
 	int c, modes;
 
 	o->freq = 99;
 	o->output = "perf.data";
+	/* Waits under 1 ms are many and cheap: keep the volume to what explains latency. */
+	o->offcpu_min_ns = 1000000;
+	o->offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
 	o->argc = argc;
 	o->argv = argv;
 	opterr = 0;
@@ -149,6 +210,25 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case OPT_NO_KERNEL:
 			o->no_kernel = true;
 			break;
+		case OPT_OFFCPU:
+			o->offcpu = true;
+			break;
+		case OPT_NO_CPU:
+			o->no_cpu = true;
+			offcpu_opt = offcpu_opt ? offcpu_opt : "--no-cpu";
+			break;
+		case OPT_OFFCPU_MIN:
+			if (pa_parse_duration(optarg, &o->offcpu_min_ns)) {
+				pa_err("invalid --offcpu-min '%s'; use e.g. 1ms, 100us, 0", optarg);
+				return -EINVAL;
+			}
+			offcpu_opt = offcpu_opt ? offcpu_opt : "--offcpu-min";
+			break;
+		case OPT_OFFCPU_STATE:
+			if (parse_states(optarg, &o->offcpu_states))
+				return -EINVAL;
+			offcpu_opt = offcpu_opt ? offcpu_opt : "--offcpu-state";
+			break;
 		case 'o':
 			o->output = optarg;
 			have_output = true;
@@ -176,6 +256,13 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (optind < argc)
 		o->cmd_argv = argv + optind;
 
+	if (offcpu_opt && !o->offcpu) {
+		pa_err("%s needs --offcpu; add --offcpu to record off-CPU time", offcpu_opt);
+		return -EINVAL;
+	}
+	env = getenv("PA_RECORD_RAW_TP");
+	o->force_raw_tp = env && *env && strcmp(env, "0");
+
 	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
 	if (modes != 1) {
 		pa_err("%s; give exactly one of -p PID, -a, or -- CMD",
@@ -183,7 +270,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		return -EINVAL;
 	}
 	maxrate = max_sample_rate();
-	if (maxrate && o->freq > maxrate) {
+	if (!o->no_cpu && maxrate && o->freq > maxrate) {
 		pa_err("-F %llu is above kernel.perf_event_max_sample_rate (%llu); lower -F or "
 		       "raise "
 		       "the sysctl",
@@ -226,9 +313,12 @@ static void progress(struct rec_session *s, uint64_t now, uint64_t *last, bool f
 	if (now - *last < 1000000000ULL)
 		return;
 	*last = now;
-	fprintf(stderr, "\rpa-record: %llu samples, %llu lost, %.0f s ",
-		(unsigned long long)s->samples, (unsigned long long)s->lost,
-		(now - s->start_ns) / 1e9);
+	fprintf(stderr, "\rpa-record: %llu samples, %llu lost", (unsigned long long)s->samples,
+		(unsigned long long)s->lost);
+	if (s->opts.offcpu)
+		fprintf(stderr, ", %llu off-CPU (%.2f s)", (unsigned long long)s->off_samples,
+			s->off_ns / 1e9);
+	fprintf(stderr, ", %.0f s ", (now - s->start_ns) / 1e9);
 }
 
 /* Take everything the kernel has for us: BPF samples, side-band, lost counts. */
@@ -302,8 +392,21 @@ static void summary(struct rec_session *s)
 			 st.st_size / (1024.0 * 1024.0));
 	else
 		snprintf(where, sizeof(where), "%s", s->opts.output);
-	pa_info("%llu samples, %llu lost, %.2f s, wrote %s", (unsigned long long)s->samples,
-		(unsigned long long)s->lost, (s->stop_ns - s->start_ns) / 1e9, where);
+	if (!s->opts.offcpu)
+		pa_info("%llu samples, %llu lost, %.2f s, wrote %s", (unsigned long long)s->samples,
+			(unsigned long long)s->lost, (s->stop_ns - s->start_ns) / 1e9, where);
+	else
+		pa_info("%llu samples, %llu lost, %.2f s, wrote %s; off-CPU: %llu samples, %.3f s "
+			"blocked, %llu lost",
+			(unsigned long long)s->samples, (unsigned long long)s->lost,
+			(s->stop_ns - s->start_ns) / 1e9, where, (unsigned long long)s->off_samples,
+			s->off_ns / 1e9, (unsigned long long)(s->off_lost + s->off_untracked));
+	if (s->off_untracked)
+		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
+			(unsigned long long)s->off_untracked);
+	if (s->opts.offcpu && s->off_short && s->opts.verbose)
+		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
+			(unsigned long long)s->off_short, s->off_short_ns / 1e9);
 	if (s->sb_lost)
 		pa_warn("%llu side-band records (mmap/comm/fork) were lost; some samples may stay "
 			"unresolved",
@@ -323,6 +426,7 @@ int main(int argc, char **argv)
 		.release_fd = -1,
 		.exec_err_fd = -1,
 		.evidx = -1,
+		.off_evidx = -1,
 	};
 	size_t i;
 	int err;
@@ -341,6 +445,8 @@ int main(int argc, char **argv)
 		err = rec_cpus_init(&s);
 	if (!err)
 		err = rec_bpf_open_load(&s);
+	if (!err)
+		err = rec_sched_range(&s);
 	if (err)
 		goto cleanup;
 	err = rec_output_open(&s);

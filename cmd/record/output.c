@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What goes into perf.data: the one cpu-clock attr, the state synthesized from
- * /proc before sampling (COMM, MMAP2 with build-ids, the kernel map), samples
- * from the BPF ring buffer, LOST records and round markers.
+ * What goes into perf.data: the cpu-clock and offcpu-time attrs, the state
+ * synthesized from /proc before sampling (COMM, MMAP2 with build-ids, the kernel
+ * map), samples from the BPF ring buffer, LOST records and round markers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "buildid.h"
+#include "offcpu.h"
 #include "pd_write.h"
 #include "procfs.h"
 #include "record.h"
@@ -53,7 +54,30 @@ int rec_output_open(struct rec_session *s)
 	return 0;
 }
 
-/* The attr perf.data declares: what `perf record -e cpu-clock -g` would write. */
+/* Declare one event whose samples carry the per-CPU ids picked by idsel. */
+static int add_attr(struct rec_session *s, const struct perf_event_attr *a, const char *name,
+		    bool offcpu)
+{
+	uint64_t *ids = calloc(s->nr_cpus, sizeof(*ids));
+	int i, err;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_cpus; i++)
+		ids[i] = offcpu ? s->cpus[i].off_id : s->cpus[i].clock_id;
+	err = pd_writer_add_attr(s->w, a, name, ids, s->nr_cpus);
+	free(ids);
+	if (err < 0)
+		pa_err("cannot write the perf.data header: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * The attrs perf.data declares: cpu-clock as `perf record -e cpu-clock -g` writes
+ * it, and offcpu-time as `perf record --off-cpu` does (a bpf-output software event,
+ * period = ns off the CPU), plus RAW for the thread state.  The side-band flags
+ * (mmap, comm, task) go on the first one, as perf puts them on its tracking event.
+ */
 int rec_output_attr(struct rec_session *s)
 {
 	struct perf_event_attr a = {
@@ -77,21 +101,29 @@ int rec_output_attr(struct rec_session *s)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	uint64_t *ids = calloc(s->nr_cpus, sizeof(*ids));
-	int i, err;
+	struct perf_event_attr off = a;
+	int err;
 
-	if (!ids)
-		return -ENOMEM;
-	for (i = 0; i < s->nr_cpus; i++)
-		ids[i] = s->cpus[i].id;
-	err = pd_writer_add_attr(s->w, &a, "cpu-clock", ids, s->nr_cpus);
-	free(ids);
-	if (err < 0) {
-		pa_err("cannot write the perf.data header: %s", strerror(-err));
-		return err;
+	if (!s->opts.no_cpu) {
+		err = add_attr(s, &a, "cpu-clock", false);
+		if (err < 0)
+			return err;
+		s->evidx = err;
+		s->attr = a;
+		off.mmap = off.mmap2 = off.comm = off.comm_exec = off.task = 0;
 	}
-	s->evidx = err;
-	s->attr = a;
+	if (s->opts.offcpu) {
+		off.config = PERF_COUNT_SW_BPF_OUTPUT;
+		off.freq = 0;
+		off.sample_period = 1;
+		off.sample_type |= PERF_SAMPLE_RAW;
+		err = add_attr(s, &off, OFFCPU_EVENT, true);
+		if (err < 0)
+			return err;
+		s->off_evidx = err;
+		if (s->opts.no_cpu)
+			s->attr = off;
+	}
 	pd_writer_set_host_features(s->w);
 	pd_writer_set_cmdline(s->w, s->opts.argc, s->opts.argv);
 	return 0;
@@ -253,7 +285,7 @@ static int synthesize_kernel(struct rec_session *s)
 	rec.len = ~0ULL - text;
 	rec.pgoff = text;
 	memcpy(rec.filename, name, sizeof(name));
-	rec.sid_id = s->cpus[0].id;
+	rec.sid_id = s->cpus[0].id; /* the first attr's */
 	err = pd_write_raw(s->w, &rec);
 	if (err)
 		return err;
@@ -294,32 +326,68 @@ out:
 	return err;
 }
 
+/*
+ * Off-CPU kernel stacks are taken inside the BPF program, below sched_switch's
+ * tracepoint machinery: the frames above __schedule say nothing about the wait,
+ * so the stack starts at __schedule when its address is known.
+ */
+static uint64_t trim_sched(const struct rec_session *s, const __u64 *ips, uint64_t nk)
+{
+	uint64_t i;
+
+	if (!s->sched_lo)
+		return 0;
+	for (i = 0; i < nk && i < 16; i++)
+		if (ips[i] >= s->sched_lo && ips[i] < s->sched_hi)
+			return i;
+	return 0;
+}
+
+static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, bool offcpu)
+{
+	const struct rec_cpu *c = cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[cpu]
+					  ? s->cpu_by_nr[cpu]
+					  : &s->cpus[0];
+
+	return offcpu ? c->off_id : c->clock_id;
+}
+
 /* ring_buffer callback: one profile_sample becomes one PERF_RECORD_SAMPLE. */
 int rec_handle_sample(void *ctx, void *data, size_t size)
 {
 	struct rec_session *s = ctx;
 	const struct profile_sample *ps = data;
 	struct pd_sample smp = {};
-	uint64_t *cc = s->callchain, nk, nu, room;
-	int n = 0, err;
+	struct offcpu_raw raw = {.magic = OFFCPU_RAW_MAGIC, .version = 1};
+	uint64_t *cc = s->callchain, nk, nu, room, skip = 0;
+	const __u64 *kips;
+	bool offcpu;
+	int n = 0, evidx, err;
 
 	if (size < PROFILE_SAMPLE_HDR_SIZE)
+		return 0;
+	offcpu = ps->kind == PROFILE_KIND_OFFCPU;
+	evidx = offcpu ? s->off_evidx : s->evidx;
+	if (evidx < 0)
 		return 0;
 	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(uint64_t);
 	nk = ps->nr_kernel < room ? ps->nr_kernel : room;
 	nu = ps->nr_user < room - nk ? ps->nr_user : room - nk;
-	if (nk) {
+	if (offcpu)
+		skip = trim_sched(s, ps->ips, nk);
+	kips = ps->ips + skip;
+	if (nk > skip) {
 		cc[n++] = PERF_CONTEXT_KERNEL;
-		memcpy(cc + n, ps->ips, nk * sizeof(*cc));
-		n += nk;
+		memcpy(cc + n, kips, (nk - skip) * sizeof(*cc));
+		n += nk - skip;
 	}
 	if (nu) {
 		cc[n++] = PERF_CONTEXT_USER;
 		memcpy(cc + n, ps->ips + nk, nu * sizeof(*cc));
 		n += nu;
 	}
-	smp.ip = nk || nu ? ps->ips[0] : 0;
-	smp.misc = nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	smp.ip = nk > skip ? kips[0] : nu ? ps->ips[nk] : 0;
+	smp.misc = nk > skip ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	smp.pid = ps->pid;
 	smp.tid = ps->tid;
 	smp.time = ps->time;
@@ -327,41 +395,117 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 	smp.period = ps->period;
 	smp.nr_ips = n;
 	smp.ips = cc;
-	smp.id = ps->cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[ps->cpu]
-			 ? s->cpu_by_nr[ps->cpu]->id
-			 : s->cpus[0].id;
-	err = pd_write_sample(s->w, s->evidx, &smp);
+	smp.id = sample_id(s, ps->cpu, offcpu);
+	if (offcpu) {
+		raw.state = ps->state;
+		smp.raw = &raw;
+		smp.raw_size = sizeof(raw);
+	}
+	err = pd_write_sample(s->w, evidx, &smp);
 	if (err) {
 		s->write_err = err;
 		return err; /* stops ring_buffer__poll */
 	}
-	s->samples++;
+	if (offcpu) {
+		s->off_samples++;
+		s->off_ns += ps->period;
+	} else {
+		s->samples++;
+	}
 	s->records_in_round++;
 	return 0;
 }
 
-/* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU. */
-int rec_emit_bpf_lost(struct rec_session *s)
+/* The growth of BPF counter slot since the last call, summed over CPUs, per CPU in d. */
+static int counter_delta(struct rec_session *s, uint32_t slot, uint64_t *d)
 {
 	uint64_t vals[s->nr_possible];
-	struct pd_sample_id sid;
-	int i, err;
+	int i;
 
-	if (rec_read_bpf_lost(s, vals))
-		return 0;
+	if (rec_read_bpf_lost(s, slot, vals))
+		return -1;
 	for (i = 0; i < s->nr_cpus; i++) {
 		struct rec_cpu *c = &s->cpus[i];
 		uint64_t v = vals[c->cpu];
 
-		if (v <= c->lost_seen)
+		d[i] = v > c->lost_seen[slot] ? v - c->lost_seen[slot] : 0;
+		c->lost_seen[slot] = v;
+	}
+	return 0;
+}
+
+/* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU and event. */
+int rec_emit_bpf_lost(struct rec_session *s)
+{
+	static const uint32_t slots[] = {PROFILE_LOST_CPU, PROFILE_LOST_OFFCPU,
+					 PROFILE_LOST_OFFCPU_MAP};
+	uint64_t d[s->nr_cpus];
+	struct pd_sample_id sid;
+	size_t k;
+	int i, err;
+
+	for (k = 0; k < sizeof(slots) / sizeof(slots[0]); k++) {
+		bool offcpu = slots[k] != PROFILE_LOST_CPU;
+
+		if ((offcpu && !s->opts.offcpu) || (!offcpu && s->opts.no_cpu))
 			continue;
-		rec_sid(s, &sid, 0, 0, pa_now_ns(), c->cpu);
-		err = pd_write_lost(s->w, c->id, v - c->lost_seen, &sid);
-		if (err)
-			return err;
-		s->lost += v - c->lost_seen;
-		c->lost_seen = v;
-		s->records_in_round++;
+		if (counter_delta(s, slots[k], d))
+			return 0;
+		for (i = 0; i < s->nr_cpus; i++) {
+			struct rec_cpu *c = &s->cpus[i];
+
+			if (!d[i])
+				continue;
+			rec_sid(s, &sid, 0, 0, pa_now_ns(), c->cpu);
+			err = pd_write_lost(s->w, offcpu ? c->off_id : c->clock_id, d[i], &sid);
+			if (err)
+				return err;
+			if (!offcpu)
+				s->lost += d[i];
+			else if (slots[k] == PROFILE_LOST_OFFCPU)
+				s->off_lost += d[i];
+			else
+				s->off_untracked += d[i];
+			s->records_in_round++;
+		}
+	}
+	if (s->opts.offcpu) {
+		if (!counter_delta(s, PROFILE_SHORT_OFFCPU, d))
+			for (i = 0; i < s->nr_cpus; i++)
+				s->off_short += d[i];
+		if (!counter_delta(s, PROFILE_SHORT_OFFCPU_NS, d))
+			for (i = 0; i < s->nr_cpus; i++)
+				s->off_short_ns += d[i];
+	}
+	return 0;
+}
+
+/* [__schedule, next text symbol): where off-CPU kernel stacks are cut. */
+int rec_sched_range(struct rec_session *s)
+{
+	char line[512], name[256], type;
+	unsigned long long addr, lo = 0, hi = ~0ULL;
+	FILE *f;
+
+	if (!s->opts.offcpu || s->opts.no_kernel)
+		return 0;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return 0;
+	while (!lo && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    !strcmp(name, "__schedule"))
+			lo = addr;
+	/* kallsyms is not sorted throughout (modules): the end is the nearest above. */
+	rewind(f);
+	while (lo && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && addr > lo &&
+		    addr < hi)
+			hi = addr;
+	fclose(f);
+	if (lo && hi != ~0ULL) {
+		s->sched_lo = lo;
+		s->sched_hi = hi;
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 struct profile_bpf;
 struct ring_buffer;
 struct bpf_link;
+struct bpf_program;
 struct pd_writer;
 
 struct rec_opts {
@@ -31,7 +32,12 @@ struct rec_opts {
 	uint64_t duration_ns; /* -d, 0 = until the targets end */
 	uint64_t freq;	      /* -F */
 	bool no_kernel;
-	const char *output; /* "-" = stdout */
+	bool offcpu;		/* --offcpu: off-CPU time as a second event */
+	bool no_cpu;		/* --no-cpu: no cpu-clock sampling */
+	uint64_t offcpu_min_ns; /* --offcpu-min */
+	uint32_t offcpu_states; /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
+	bool force_raw_tp;	/* PA_RECORD_RAW_TP=1: test the raw_tp fallback */
+	const char *output;	/* "-" = stdout */
 	bool pipe;
 	bool quiet;
 	int verbose;
@@ -49,10 +55,17 @@ struct rec_sideband {
 
 struct rec_cpu {
 	int cpu;
-	int clock_fd; /* cpu-clock event the BPF program hangs off */
-	uint64_t id;  /* its PERF_EVENT_IOC_ID: the sample id in perf.data */
+	int clock_fd;	   /* cpu-clock event the BPF program hangs off (-1 with --no-cpu) */
+	uint64_t clock_id; /* its PERF_EVENT_IOC_ID: the sample id in perf.data */
+	/*
+	 * --offcpu: a bpf-output event that never fires, opened only so that the
+	 * offcpu-time samples of this CPU carry an id the kernel will not reuse.
+	 */
+	int off_fd;
+	uint64_t off_id;
+	uint64_t id; /* the first attr's id: the sample_id trailer of side-band records */
 	struct bpf_link *link;
-	uint64_t lost_seen; /* BPF lost counter already reported */
+	uint64_t lost_seen[PROFILE_LOST_NR]; /* BPF counters already reported */
 	struct rec_sideband sb;
 };
 
@@ -98,8 +111,12 @@ struct rec_session {
 	struct rec_cpu **cpu_by_nr; /* [nr_possible], NULL for offline CPUs */
 
 	struct pd_writer *w;
-	int evidx;
-	struct perf_event_attr attr; /* the one event in perf.data */
+	int evidx;			 /* cpu-clock, -1 with --no-cpu */
+	int off_evidx;			 /* offcpu-time, -1 without --offcpu */
+	struct perf_event_attr attr;	 /* the first event in perf.data */
+	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
+	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
+	uint64_t sched_lo, sched_hi;	 /* __schedule's text: off-CPU kernel stacks start there */
 
 	struct rec_pidset targets;
 	struct rec_bid_cache bids;
@@ -114,6 +131,7 @@ struct rec_session {
 
 	/* counters */
 	uint64_t samples, lost, sb_lost, records_in_round;
+	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
 	uint64_t start_ns, stop_ns;
 	int write_err; /* first pd_write_* failure; stops the recording */
 	uint64_t callchain[2 * PROFILE_MAX_FRAMES + 2];
@@ -129,7 +147,7 @@ int rec_events_open(struct rec_session *s);
 int rec_events_enable(struct rec_session *s);
 void rec_events_disable(struct rec_session *s);
 int rec_target_add(struct rec_session *s, pid_t pid);
-int rec_read_bpf_lost(struct rec_session *s, uint64_t *vals);
+int rec_read_bpf_lost(struct rec_session *s, uint32_t slot, uint64_t *vals);
 void rec_session_teardown(struct rec_session *s);
 
 /* sideband.c */
@@ -156,6 +174,8 @@ int rec_synthesize_pid(struct rec_session *s, pid_t pid);
 int rec_handle_sample(void *ctx, void *data, size_t size);
 int rec_emit_bpf_lost(struct rec_session *s);
 int rec_emit_round(struct rec_session *s);
+/* --offcpu: find __schedule in /proc/kallsyms (best effort; always 0). */
+int rec_sched_range(struct rec_session *s);
 int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
 		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
 void rec_bid_cache_free(struct rec_bid_cache *c);

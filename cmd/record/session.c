@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * BPF and perf event lifecycle: load the profile program, open one cpu-clock event
- * per online CPU with the program attached, and undo it all in teardown.
+ * per online CPU with the program attached, attach sched_switch for off-CPU time,
+ * and undo it all in teardown.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -110,6 +111,7 @@ int rec_cpus_init(struct rec_session *s)
 	for (i = 0; i < s->nr_cpus; i++) {
 		s->cpus[i].cpu = cpus[i];
 		s->cpus[i].clock_fd = -1;
+		s->cpus[i].off_fd = -1;
 		s->cpus[i].sb.fd = -1;
 		if (cpus[i] < s->nr_possible)
 			s->cpu_by_nr[cpus[i]] = &s->cpus[i];
@@ -119,14 +121,13 @@ int rec_cpus_init(struct rec_session *s)
 	return 0;
 }
 
-int rec_bpf_open_load(struct rec_session *s)
+/* Open the skeleton and set everything that must be fixed before load. */
+static int bpf_open(struct rec_session *s, bool raw_tp)
 {
+	const struct rec_opts *o = &s->opts;
 	struct profile_bpf *skel;
-	uint32_t rb_bytes = PROFILE_RINGBUF_BYTES;
+	uint32_t rb_bytes = PROFILE_RINGBUF_BYTES, threads = PROFILE_OFFCPU_THREADS;
 	int err;
-
-	libbpf_verbose = s->opts.verbose;
-	libbpf_set_print(libbpf_print);
 
 	skel = profile_bpf__open();
 	if (!skel) {
@@ -135,36 +136,79 @@ int rec_bpf_open_load(struct rec_session *s)
 		return err;
 	}
 	s->skel = skel;
-	skel->rodata->system_wide = s->opts.system_wide;
-	skel->rodata->no_kernel = s->opts.no_kernel;
+	skel->rodata->system_wide = o->system_wide;
+	skel->rodata->no_kernel = o->no_kernel;
 	skel->rodata->self_tgid = getpid();
+	skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
+	skel->rodata->offcpu_states = o->offcpu_states;
 
 	/* ~0.4 s of full-depth samples from every CPU before anything is dropped. */
 	while (rb_bytes < (1u << 28) &&
-	       (uint64_t)rb_bytes < s->opts.freq * (uint64_t)s->nr_cpus * 1024)
+	       (uint64_t)rb_bytes < (o->no_cpu ? 0 : o->freq) * (uint64_t)s->nr_cpus * 1024)
 		rb_bytes <<= 1;
+	/* Off-CPU samples come at the targets' switch rate: leave room for bursts. */
+	if (o->offcpu && rb_bytes < (16u << 20))
+		rb_bytes = 16u << 20;
 	bpf_map__set_max_entries(skel->maps.events, rb_bytes);
 	skel->rodata->wakeup_bytes = rb_bytes / 4;
-	if (s->opts.system_wide)
+	if (o->system_wide)
 		bpf_map__set_max_entries(skel->maps.targets, 1);
+	/* Entries are allocated per live thread (NO_PREALLOC): the cap costs nothing. */
+	if (o->system_wide)
+		threads *= 4;
+	bpf_map__set_max_entries(skel->maps.offcpu_start, o->offcpu ? threads : 1);
 	/* -a needs no fork/exit bookkeeping. */
-	bpf_program__set_autoload(skel->progs.on_fork, !s->opts.system_wide);
-	bpf_program__set_autoload(skel->progs.on_exit, !s->opts.system_wide);
+	bpf_program__set_autoload(skel->progs.on_fork, !o->system_wide);
+	bpf_program__set_autoload(skel->progs.on_exit, !o->system_wide);
+	bpf_program__set_autoload(skel->progs.on_sample, !o->no_cpu);
+	bpf_program__set_autoload(skel->progs.on_switch_btf, o->offcpu && !raw_tp);
+	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
+	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
+	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
+	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
+	return 0;
+}
 
-	err = profile_bpf__load(skel);
+int rec_bpf_open_load(struct rec_session *s)
+{
+	bool raw_tp = s->opts.force_raw_tp;
+	int err;
+
+	libbpf_verbose = s->opts.verbose;
+	libbpf_set_print(libbpf_print);
+
+	err = bpf_open(s, raw_tp);
+	if (err)
+		return err;
+	err = profile_bpf__load(s->skel);
+	if (err && s->opts.offcpu && !raw_tp) {
+		/* Kernels without BTF tracepoints (or a verifier that rejects the
+		 * program there) still have the raw tracepoint. */
+		if (s->opts.verbose)
+			pa_warn("tp_btf/sched_switch failed to load (%s); trying raw_tp",
+				strerror(-err));
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		raw_tp = true;
+		err = bpf_open(s, raw_tp);
+		if (err)
+			return err;
+		err = profile_bpf__load(s->skel);
+	}
 	if (err) {
 		pa_err("cannot load the BPF program: %s (%s); run with -v for the verifier log",
 		       strerror(-err), libbpf_last[0] ? libbpf_last : "no libbpf message");
 		return err;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), rec_handle_sample, s, NULL);
+	s->switch_prog = raw_tp ? s->skel->progs.on_switch_raw : s->skel->progs.on_switch_btf;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), rec_handle_sample, s, NULL);
 	if (!s->rb) {
 		err = -errno;
 		pa_err("cannot set up the BPF ring buffer: %s", strerror(-err));
 		return err;
 	}
 	if (!s->opts.system_wide) {
-		err = profile_bpf__attach(skel);
+		err = profile_bpf__attach(s->skel);
 		if (err) {
 			pa_err("cannot attach the fork/exit tracepoints: %s (%s)", strerror(-err),
 			       libbpf_last[0] ? libbpf_last : "no libbpf message");
@@ -208,6 +252,33 @@ static void event_open_error(const char *ev, int cpu, int err)
 	}
 }
 
+/* A bpf-output event that only lends its id to the offcpu-time samples of a CPU. */
+static int open_offcpu_id(struct rec_cpu *c)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_RAW,
+		.disabled = 1,
+	};
+	int fd, err;
+
+	fd = perf_event_open(&attr, -1, c->cpu);
+	if (fd < 0) {
+		event_open_error("bpf-output", c->cpu, fd);
+		return fd;
+	}
+	c->off_fd = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->off_id)) {
+		err = -errno;
+		pa_err("cannot read the id of the bpf-output event: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int rec_events_open(struct rec_session *s)
 {
 	struct perf_event_attr attr = {
@@ -228,17 +299,26 @@ int rec_events_open(struct rec_session *s)
 		err = rec_sideband_open(s, c);
 		if (err)
 			return err;
+		if (s->opts.offcpu) {
+			err = open_offcpu_id(c);
+			if (err)
+				return err;
+			c->id = c->off_id;
+		}
+		if (s->opts.no_cpu)
+			continue;
 		fd = perf_event_open(&attr, -1, c->cpu);
 		if (fd < 0) {
 			event_open_error("cpu-clock", c->cpu, fd);
 			return fd;
 		}
 		c->clock_fd = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &c->id)) {
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &c->clock_id)) {
 			err = -errno;
 			pa_err("cannot read the id of the cpu-clock event: %s", strerror(-err));
 			return err;
 		}
+		c->id = c->clock_id;
 		c->link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
 		if (!c->link) {
 			err = -errno;
@@ -253,16 +333,25 @@ int rec_events_open(struct rec_session *s)
 /* Start sampling on every CPU (events are opened disabled so all start together). */
 int rec_events_enable(struct rec_session *s)
 {
-	int i;
+	int i, err;
 
 	for (i = 0; i < s->nr_cpus; i++)
-		if (ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_ENABLE, 0)) {
-			int err = -errno;
-
+		if (s->cpus[i].clock_fd >= 0 &&
+		    ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_ENABLE, 0)) {
+			err = -errno;
 			pa_err("cannot enable cpu-clock on CPU %d: %s", s->cpus[i].cpu,
 			       strerror(-err));
 			return err;
 		}
+	if (s->opts.offcpu) {
+		s->switch_link = bpf_program__attach(s->switch_prog);
+		if (!s->switch_link) {
+			err = -errno;
+			pa_err("cannot attach to the sched_switch tracepoint: %s (%s)",
+			       strerror(-err), libbpf_last[0] ? libbpf_last : "no libbpf message");
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -277,6 +366,9 @@ void rec_events_disable(struct rec_session *s)
 		if (s->cpus[i].sb.fd >= 0)
 			ioctl(s->cpus[i].sb.fd, PERF_EVENT_IOC_DISABLE, 0);
 	}
+	/* Threads still off the CPU now are not reported: their stretch has no end. */
+	bpf_link__destroy(s->switch_link);
+	s->switch_link = NULL;
 }
 
 int rec_target_add(struct rec_session *s, pid_t pid)
@@ -294,12 +386,10 @@ int rec_target_add(struct rec_session *s, pid_t pid)
 	return pidset_add(&s->targets, pid);
 }
 
-/* The BPF lost counters, cumulative, one per possible CPU (vals[nr_possible]). */
-int rec_read_bpf_lost(struct rec_session *s, uint64_t *vals)
+/* BPF counter slot (PROFILE_LOST_*), cumulative, one per possible CPU (vals[nr_possible]). */
+int rec_read_bpf_lost(struct rec_session *s, uint32_t slot, uint64_t *vals)
 {
-	uint32_t zero = 0;
-
-	if (bpf_map__lookup_elem(s->skel->maps.lost, &zero, sizeof(zero), vals,
+	if (bpf_map__lookup_elem(s->skel->maps.lost, &slot, sizeof(slot), vals,
 				 s->nr_possible * sizeof(*vals), 0))
 		return -errno;
 	return 0;
@@ -313,12 +403,16 @@ void rec_session_teardown(struct rec_session *s)
 		bpf_link__destroy(s->cpus[i].link);
 		if (s->cpus[i].clock_fd >= 0)
 			close(s->cpus[i].clock_fd);
+		if (s->cpus[i].off_fd >= 0)
+			close(s->cpus[i].off_fd);
 		rec_sideband_close(&s->cpus[i]);
 	}
 	free(s->cpus);
 	free(s->cpu_by_nr);
 	s->cpus = NULL;
 	s->cpu_by_nr = NULL;
+	bpf_link__destroy(s->switch_link);
+	s->switch_link = NULL;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	profile_bpf__destroy(s->skel);
