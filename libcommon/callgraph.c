@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "callgraph.h"
+#include "offcpu.h"
 #include "util.h"
 
 #define CG_MAX_FRAMES 4096
@@ -284,7 +285,8 @@ static bool stack_eq(const struct cg_profile *cg, uint32_t id, const void *key)
 	const struct cg_stack *a = &cg->stacks[id], *b = key;
 
 	return a->event == b->event && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->nr == b->nr && !memcmp(a->frames, b->frames, a->nr * sizeof(*a->frames));
+	       a->state == b->state && a->nr == b->nr &&
+	       !memcmp(a->frames, b->frames, a->nr * sizeof(*a->frames));
 }
 
 static struct cg_event *event_get(struct cg_profile *cg, uint32_t idx, const char *name)
@@ -312,6 +314,14 @@ int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name,
 		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
 		  uint64_t period, uint64_t time)
 {
+	return cg_add_sample_state(cg, event, event_name, pid, tid, comm, frames, nr, period, time,
+				   NULL);
+}
+
+int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
+			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
+			uint64_t period, uint64_t time, const char *state)
+{
 	static const struct frame unknown = {.dso_name = "[unknown]"};
 	struct cg_event *ev = event_get(cg, event, event_name);
 	struct cg_stack key = {.event = event, .pid = pid, .tid = tid};
@@ -330,7 +340,12 @@ int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name,
 	key.comm = intern(cg, comm ? comm : "[unknown]");
 	if (!key.comm)
 		return -ENOMEM;
-	h = mix(mix(mix(mix(0, event), pid), tid), (uintptr_t)key.comm);
+	if (state) {
+		key.state = intern(cg, state);
+		if (!key.state)
+			return -ENOMEM;
+	}
+	h = mix(mix(mix(mix(mix(0, event), pid), tid), (uintptr_t)key.comm), (uintptr_t)key.state);
 	for (i = 0; i < nr; i++) {
 		if (frame_id(cg, &frames[i], &cg->ids[i]))
 			return -ENOMEM;
@@ -442,7 +457,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	while ((ret = pd_reader_next(r, &ev)) > 0) {
 		const struct pd_sample *s = &ev.sample;
 		const struct pd_evsel *evsel = ev.evsel;
-		const char *comm;
+		const char *comm, *state;
 		uint64_t period;
 		size_t nr;
 
@@ -468,10 +483,14 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		if (!period)
 			period = 1;
 		nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
-		if (cg_add_sample(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]",
-				  s->pid, s->tid, comm, cg->scratch, nr, period,
-				  evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time
-											: 0))
+		state = evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW)
+				? offcpu_raw_state(s->raw, s->raw_size)
+				: NULL;
+		if (cg_add_sample_state(
+			    cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
+			    s->tid, comm, cg->scratch, nr, period,
+			    evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
+			    state))
 			goto nomem;
 	}
 	if (ret < 0) {

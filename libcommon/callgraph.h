@@ -42,6 +42,8 @@ struct cg_stack {
 	const uint32_t *frames; /* ids for cg_frame() */
 	uint64_t count;		/* samples */
 	uint64_t period;	/* sum of their periods */
+	const char *state;	/* off-CPU thread state ("sleep", "io", ...), interned; NULL
+				 * when the samples carry none */
 };
 
 /* One event of the stream (perf's evsel). */
@@ -83,6 +85,12 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
 		  uint64_t period, uint64_t time);
+
+/* The same with the thread state of an off-CPU sample (NULL: none); stacks that
+ * differ only in state stay apart. */
+int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
+			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
+			uint64_t period, uint64_t time, const char *state);
 
 size_t cg_nr_events(const struct cg_profile *cg);
 const struct cg_event *cg_event(const struct cg_profile *cg, size_t idx);

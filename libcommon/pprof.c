@@ -409,22 +409,25 @@ static int build_locations(struct builder *b)
 	return 0;
 }
 
+/* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
+#define NR_LABELS 4
+
 static int build_samples(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
 	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, nlocs = 0, i, k;
 	int64_t k_pid = str_id(&b->st, "pid"), k_tid = str_id(&b->st, "tid");
-	int64_t k_comm = str_id(&b->st, "comm");
+	int64_t k_comm = str_id(&b->st, "comm"), k_state = str_id(&b->st, "thread_state");
 	uint64_t *loc;
 
-	if (k_pid < 0 || k_tid < 0 || k_comm < 0)
+	if (k_pid < 0 || k_tid < 0 || k_comm < 0 || k_state < 0)
 		return -ENOMEM;
 	for (i = 0; i < ns; i++)
 		nlocs += cg_stack(cg, i)->nr;
 	b->samples = xcalloc(ns, sizeof(*b->samples));
 	b->sample_ptrs = xcalloc(ns, sizeof(*b->sample_ptrs));
-	b->labels = xcalloc(3 * ns, sizeof(*b->labels));
-	b->label_ptrs = xcalloc(3 * ns, sizeof(*b->label_ptrs));
+	b->labels = xcalloc(NR_LABELS * ns, sizeof(*b->labels));
+	b->label_ptrs = xcalloc(NR_LABELS * ns, sizeof(*b->label_ptrs));
 	b->loc_ids = xcalloc(nlocs, sizeof(*b->loc_ids));
 	b->values = xcalloc(ns * ncol, sizeof(*b->values));
 	if (!b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs || !b->loc_ids ||
@@ -434,7 +437,7 @@ static int build_samples(struct builder *b)
 	for (i = 0; i < ns; i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 		pb_sample *p = &b->samples[i];
-		pb_label *lb = &b->labels[3 * i];
+		pb_label *lb = &b->labels[NR_LABELS * i];
 		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
 
 		perftools__profiles__sample__init(p);
@@ -449,9 +452,9 @@ static int build_samples(struct builder *b)
 			p->value[col] = s->count;
 			p->value[col + 1] = s->period;
 		}
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < NR_LABELS; k++) {
 			perftools__profiles__label__init(&lb[k]);
-			b->label_ptrs[3 * i + k] = &lb[k];
+			b->label_ptrs[NR_LABELS * i + k] = &lb[k];
 		}
 		lb[0].key = k_pid;
 		lb[0].num = s->pid;
@@ -462,7 +465,14 @@ static int build_samples(struct builder *b)
 		if (lb[2].str < 0)
 			return -ENOMEM;
 		p->n_label = 3;
-		p->label = &b->label_ptrs[3 * i];
+		if (s->state) {
+			lb[3].key = k_state;
+			lb[3].str = str_id(&b->st, s->state);
+			if (lb[3].str < 0)
+				return -ENOMEM;
+			p->n_label = 4;
+		}
+		p->label = &b->label_ptrs[NR_LABELS * i];
 		b->sample_ptrs[i] = p;
 	}
 	b->prof.n_sample = ns;

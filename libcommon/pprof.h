@@ -8,7 +8,8 @@
  * add offcpu_samples/count and offcpu/nanoseconds.  Each pprof Sample (one distinct
  * stack of one thread) fills the two columns of its event and leaves the others 0.
  * Locations are code addresses, leaf first; functions are deduplicated by name and
- * file; kernel frames sit in the kernel's mapping; labels pid, tid (num) and comm.
+ * file; kernel frames sit in the kernel's mapping; labels pid, tid (num) and comm,
+ * plus thread_state ("sleep", "io", "preempted", "other") on off-CPU samples.
  */
 #ifndef PA_PPROF_H
 #define PA_PPROF_H

@@ -10,7 +10,8 @@
 
 /*
  * Folded stacks of event ev: "comm;root;...;leaf COUNT\n" per distinct line, sorted
- * by text; kernel frames end in "_[k]".  0 or -ENOMEM.
+ * by text; kernel frames end in "_[k]".  COUNT is samples, except for offcpu-time
+ * where it is nanoseconds off the CPU.  0 or -ENOMEM.
  */
 int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *len);
 

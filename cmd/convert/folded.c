@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert.h"
+#include "offcpu.h"
 
 struct line {
 	char *text;
@@ -53,6 +55,9 @@ static char *render_stack(const struct cg_profile *cg, const struct cg_stack *s)
 int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *len)
 {
 	size_t ns = cg_nr_stacks(cg), n = 0, i;
+	const struct cg_event *e = cg_event(cg, ev);
+	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
+	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
 	struct line *lines = calloc(ns ? ns : 1, sizeof(*lines));
 	FILE *f = NULL;
 	int err = -ENOMEM;
@@ -69,7 +74,7 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 		lines[n].text = render_stack(cg, s);
 		if (!lines[n].text)
 			goto out;
-		lines[n++].count = s->count;
+		lines[n++].count = by_time ? s->period : s->count;
 	}
 	qsort(lines, n, sizeof(*lines), cmp_lines);
 	f = open_memstream(out, len);

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		   "      --pprof        gzipped pprof profile (go tool pprof, Pyroscope...)\n"
 		   "      --folded       folded stacks, one line per stack (flamegraph.pl)\n"
 		   "  -o, --output FILE  write FILE (atomically) instead of stdout\n"
-		   "      --event NAME   folded: the event to fold (default: the first sampled)\n"
+		   "      --event NAME   folded: the event to fold (default: the first sampled);\n"
+		   "                     for offcpu-time the count is nanoseconds off the CPU\n"
 		   "  -q, --quiet        no warnings\n"
 		   "  -h, --help         this text\n"
 		   "      --version      print the version\n");

@@ -44,6 +44,9 @@ static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t f
 		case SK_SYM:
 			key->func = f->func + 1; /* 0 means "not keyed" */
 			break;
+		case SK_STATE:
+			key->state = s->state;
+			break;
 		case SK_NR:
 			break;
 		}
@@ -54,13 +57,13 @@ static uint64_t key_hash(const struct hist_entry *k)
 {
 	uint64_t x = hmix(hmix(hmix(0, (uintptr_t)k->comm), k->pid), k->tid);
 
-	return hmix(hmix(x, (uintptr_t)k->dso), k->func);
+	return hmix(hmix(hmix(x, (uintptr_t)k->dso), k->func), (uintptr_t)k->state);
 }
 
 static bool key_eq(const struct hist_entry *a, const struct hist_entry *b)
 {
 	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid && a->dso == b->dso &&
-	       a->func == b->func;
+	       a->func == b->func && a->state == b->state;
 }
 
 static int grow_buckets(struct hists *h)
@@ -277,6 +280,9 @@ static int cmp_keys(const struct hists *h, const struct hist_entry *a, const str
 			c = cmp_str(fa->name, fb->name);
 			if (!c)
 				c = cmp_str(fa->dso_name, fb->dso_name);
+			break;
+		case SK_STATE:
+			c = cmp_str(a->state, b->state);
 			break;
 		case SK_NR:
 			break;

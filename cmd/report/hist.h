@@ -14,7 +14,8 @@
 
 #include "callgraph.h"
 
-enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_NR };
+/* SK_STATE: the off-CPU thread state of the samples ("-" for those without one). */
+enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_NR };
 
 enum chain_order { ORDER_NONE, ORDER_CALLER, ORDER_CALLEE };
 
@@ -40,8 +41,9 @@ struct hist_entry {
 	const char *comm;
 	uint32_t pid, tid;
 	const char *dso;
-	uint32_t func;	/* valid when the sym key is used */
-	uint32_t frame; /* representative frame: sym name, ring, dso */
+	const char *state; /* cg_stack.state; valid when the state key is used */
+	uint32_t func;	   /* valid when the sym key is used */
+	uint32_t frame;	   /* representative frame: sym name, ring, dso */
 	uint64_t self, children;
 	uint32_t first_tid;	/* thread of the first sample: perf's he->thread */
 	uint32_t max_depth;	/* longest chain appended */

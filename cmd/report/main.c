@@ -40,8 +40,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: pa-report [options]\n"
 		"  -i, --input FILE          perf.data to read (default perf.data; '-' = stdin)\n"
-		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym (default "
-		"comm,dso,sym)\n"
+		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym,state (default "
+		"comm,dso,sym;\n"
+		"                            state: why an offcpu-time sample was off the CPU)\n"
 		"      --children            add callees' time to callers (default with call "
 		"chains)\n"
 		"      --no-children         self time only\n"
@@ -60,7 +61,7 @@ static void usage(FILE *f)
 
 static int parse_sort(const char *arg, struct hist_opts *o)
 {
-	static const char *const names[SK_NR] = {"comm", "pid", "tid", "dso", "sym"};
+	static const char *const names[SK_NR] = {"comm", "pid", "tid", "dso", "sym", "state"};
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int ret = 0;
 	size_t k;
@@ -73,7 +74,7 @@ static int parse_sort(const char *arg, struct hist_opts *o)
 			if (!strcmp(tok, names[k]))
 				break;
 		if (k == SK_NR) {
-			pa_err("unknown sort key '%s'; use comm, pid, tid, dso or sym", tok);
+			pa_err("unknown sort key '%s'; use comm, pid, tid, dso, sym or state", tok);
 			ret = -EINVAL;
 			break;
 		}
@@ -81,7 +82,7 @@ static int parse_sort(const char *arg, struct hist_opts *o)
 			o->keys[o->nr_keys++] = k;
 	}
 	if (!ret && !o->nr_keys) {
-		pa_err("empty --sort; use comm, pid, tid, dso or sym");
+		pa_err("empty --sort; use comm, pid, tid, dso, sym or state");
 		ret = -EINVAL;
 	}
 	free(copy);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offcpu.h"
 #include "print.h"
 
 struct graph_ctx {
@@ -23,8 +24,8 @@ struct graph_ctx {
 
 static const char *col_header(enum sort_key k)
 {
-	static const char *const names[SK_NR] = {"Command", "Pid", "Tid", "Shared Object",
-						 "Symbol"};
+	static const char *const names[SK_NR] = {"Command",	  "Pid",    "Tid",
+						 "Shared Object", "Symbol", "State"};
 
 	return names[k];
 }
@@ -49,6 +50,8 @@ static const char *col_text(const struct hists *h, const struct hist_entry *e, e
 	case SK_SYM:
 		snprintf(buf, len, "[%c] %s", f->kernel ? 'k' : '.', f->name);
 		return buf;
+	case SK_STATE:
+		return e->state ? e->state : "-";
 	case SK_NR:
 		break;
 	}
@@ -237,6 +240,9 @@ void report_print(FILE *out, const struct hists *h, const struct cg_event *ev,
 			ev->name ? ev->name : "[unknown]");
 		fprintf(out, "# Lost samples: %" PRIu64 "\n", ev->lost);
 		fprintf(out, "# Event count (approx.): %" PRIu64 "\n", h->total_period);
+		/* Its period is ns off the CPU: say what the count adds up to. */
+		if (ev->name && !strcmp(ev->name, OFFCPU_EVENT))
+			fprintf(out, "# Off-CPU time: %.3f s\n", h->total_period / 1e9);
 		fprintf(out, "#\n# %s", o->children ? "Children      Self" : "Overhead");
 		for (k = 0; k < o->nr_keys; k++)
 			fprintf(out, "  %-*s", (int)width[k], col_header(o->keys[k]));
