@@ -9,11 +9,14 @@
  *	test_cfi --oracle FILE   oracle on one file (tests/cfi.bats builds the fixtures)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "buildid.h"
+#include "cfi_cache.h"
 #include "cfi_compile.h"
 #include "cfi_priv.h"
 #include "unit.h"
@@ -321,6 +324,80 @@ static void test_not_elf(void)
 	CHECK(!t && errno == ENOENT);
 }
 
+/* Flip one byte of a file at off (from the end when off < 0). */
+static void poke(const char *path, long off)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t c;
+
+	CHECK(fd >= 0);
+	CHECK(lseek(fd, off, off < 0 ? SEEK_END : SEEK_SET) >= 0);
+	CHECK(read(fd, &c, 1) == 1);
+	c ^= 0x5a;
+	CHECK(lseek(fd, -1, SEEK_CUR) >= 0);
+	CHECK(write(fd, &c, 1) == 1);
+	close(fd);
+}
+
+static void test_cache(void)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	char dir[] = "/tmp/test_cfi.XXXXXX", sub[64], file[256], hex[41], *def;
+	struct cfi_table *t, *c;
+	bool hit;
+
+	CHECK(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	t = cfi_compile_elf(lib, -1, NULL);
+	CHECK(t && t->bid_size == 20);
+	if (!t)
+		return;
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(!c && errno == ENOENT);
+	CHECK(cfi_cache_store(sub, t) == 0); /* creates the directories */
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(c && c->n == t->n && c->base == t->base);
+	CHECK(c && !memcmp(c->rows, t->rows, t->n * sizeof(*t->rows)));
+	CHECK(c && c->stats.fdes == t->stats.fdes);
+	cfi_table_free(c);
+
+	c = cfi_cache_get(sub, lib, NULL, &hit);
+	CHECK(c && hit && c->n == t->n);
+	cfi_table_free(c);
+
+	bid_to_hex(hex, t->bid, t->bid_size);
+	snprintf(file, sizeof(file), "%s/%s.cfi", sub, hex);
+	poke(file, -3); /* a row byte: CRC */
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(!c && errno == ESTALE);
+	c = cfi_cache_get(sub, lib, NULL, &hit); /* recompiled and stored over it */
+	CHECK(c && !hit);
+	cfi_table_free(c);
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(c != NULL);
+	cfi_table_free(c);
+	poke(file, 8); /* the version */
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(!c && errno == ESTALE);
+	CHECK(truncate(file, 100) == 0);
+	c = cfi_cache_load(sub, t->bid, t->bid_size);
+	CHECK(!c && errno == ESTALE);
+
+	setenv("XDG_CACHE_HOME", "/x/y", 1);
+	def = cfi_cache_default_dir();
+	CHECK_STR(def, "/x/y/perf-agent/cfi");
+	free(def);
+	unsetenv("XDG_CACHE_HOME");
+	def = cfi_cache_default_dir();
+	CHECK(def && (geteuid() ? strstr(def, "/.cache/perf-agent/cfi") != NULL
+				: !strcmp(def, "/var/cache/perf-agent/cfi")));
+	free(def);
+
+	cfi_table_free(t);
+	snprintf(file, sizeof(file), "rm -rf '%s'", dir);
+	CHECK(system(file) == 0);
+}
+
 /* The oracle. */
 
 struct oracle {
@@ -603,6 +680,7 @@ int main(int argc, char **argv)
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
 	RUN(test_not_elf);
+	RUN(test_cache);
 	RUN(test_oracle_system_libs);
 	return unit_done();
 }
