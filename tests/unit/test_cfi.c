@@ -400,10 +400,45 @@ static void test_cache(void)
 
 /* The oracle. */
 
+struct range {
+	uint64_t lo, hi;
+};
+
 struct oracle {
 	const struct cfi_table *t;
 	long compared, mismatched, unsupported;
+	struct range *eh; /* .eh_frame FDEs: ours prefers them over .debug_frame ones */
+	size_t n_eh, cap_eh, n_debug;
+	bool eh_sorted;
 };
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Does [lo, hi) overlap an .eh_frame FDE? */
+static bool eh_overlaps(struct oracle *o, uint64_t lo, uint64_t hi)
+{
+	size_t l = 0, h = o->n_eh;
+
+	if (!o->eh_sorted) {
+		qsort(o->eh, o->n_eh, sizeof(*o->eh), cmp_range);
+		o->eh_sorted = true;
+	}
+	while (l < h) { /* first range with lo >= hi */
+		size_t m = l + (h - l) / 2;
+
+		if (o->eh[m].lo < hi)
+			l = m + 1;
+		else
+			h = m;
+	}
+	/* the ranges do not overlap each other, so only the one before can reach lo */
+	return l > 0 && o->eh[l - 1].hi > lo;
+}
 
 /* A CIE as readelf shows it: its initial rule and whether it is a signal frame. */
 struct rcie {
@@ -499,8 +534,22 @@ struct fde_rows {
 };
 
 static void fde_flush(struct oracle *o, const struct fde_rows *fr, uint64_t lo, uint64_t hi,
-		      const struct rcie *c)
+		      const struct rcie *c, bool eh)
 {
+	if (eh) {
+		if (o->n_eh == o->cap_eh) {
+			o->cap_eh = o->cap_eh ? 2 * o->cap_eh : 1024;
+			o->eh = realloc(o->eh, o->cap_eh * sizeof(*o->eh));
+			if (!o->eh)
+				abort();
+		}
+		o->eh[o->n_eh++] = (struct range){lo, hi};
+		o->eh_sorted = false;
+	} else if (eh_overlaps(o, lo, hi)) {
+		return;
+	} else {
+		o->n_debug++;
+	}
 	if (!fr->n) { /* only nops: the CIE's initial rule throughout */
 		oracle_check(o, lo, c->cfa, c->rbp, c->ra, c->signal);
 		oracle_check(o, hi - 1, c->cfa, c->rbp, c->ra, c->signal);
@@ -523,8 +572,8 @@ static void copy_word(char *dst, const char *src)
 }
 
 /*
- * Compare t against readelf's interpretation of file.  Only .eh_frame FDEs are checked
- * when the file has .eh_frame (ours prefers them); else .debug_frame ones.
+ * Compare t against readelf's interpretation of file: every .eh_frame FDE, and the
+ * .debug_frame FDEs no .eh_frame FDE overlaps (ours prefers .eh_frame).
  * Returns the number of PCs compared (0 when readelf failed).
  */
 static long run_oracle(const char *file, const struct cfi_table *t, long *mismatched, long *unsup)
@@ -535,7 +584,8 @@ static long run_oracle(const char *file, const struct cfi_table *t, long *mismat
 	size_t ncies = 0;
 	struct fde_rows fr = {0};
 	struct rcie *cur_cie = NULL, *fde_cie = NULL, *table_cie = NULL;
-	int rbp_col = -1, ra_col = -1, in_fde = 0, want_sec = 1;
+	int rbp_col = -1, ra_col = -1, in_fde = 0;
+	bool is_eh = true;
 	uint64_t lo = 0, hi = 0;
 	FILE *p;
 
@@ -548,16 +598,16 @@ static long run_oracle(const char *file, const struct cfi_table *t, long *mismat
 		int n;
 
 		if (!strncmp(line, "Contents of the ", 16) || strstr(line, "ZERO terminator")) {
-			if (in_fde && want_sec)
-				fde_flush(&o, &fr, lo, hi, fde_cie);
+			if (in_fde)
+				fde_flush(&o, &fr, lo, hi, fde_cie, is_eh);
 			in_fde = 0;
 			if (line[0] == 'C')
-				want_sec = strstr(line, ".eh_frame") ? 1 : !t->stats.has_eh_frame;
+				is_eh = strstr(line, ".eh_frame") != NULL;
 			continue;
 		}
 		if (line[0] != ' ' && strstr(line, " CIE") && ncies < 4096) { /* new CIE */
-			if (in_fde && want_sec)
-				fde_flush(&o, &fr, lo, hi, fde_cie);
+			if (in_fde)
+				fde_flush(&o, &fr, lo, hi, fde_cie, is_eh);
 			in_fde = 0;
 			cur_cie = &cies[ncies++];
 			memset(cur_cie, 0, sizeof(*cur_cie));
@@ -569,8 +619,8 @@ static long run_oracle(const char *file, const struct cfi_table *t, long *mismat
 		if (line[0] != ' ' && strstr(line, " FDE ")) {
 			char *c = strstr(line, "cie="), *pc = strstr(line, "pc=");
 
-			if (in_fde && want_sec)
-				fde_flush(&o, &fr, lo, hi, fde_cie);
+			if (in_fde)
+				fde_flush(&o, &fr, lo, hi, fde_cie, is_eh);
 			in_fde = 1;
 			fr.n = 0;
 			table_cie = NULL;
@@ -623,11 +673,14 @@ static long run_oracle(const char *file, const struct cfi_table *t, long *mismat
 			fr.rows[fr.n++] = r;
 		}
 	}
-	if (in_fde && want_sec)
-		fde_flush(&o, &fr, lo, hi, fde_cie);
+	if (in_fde)
+		fde_flush(&o, &fr, lo, hi, fde_cie, is_eh);
 	free(fr.rows);
+	free(o.eh);
 	if (pclose(p) != 0)
 		return 0;
+	printf("#   %s: %zu .eh_frame FDEs, %zu .debug_frame FDEs, %ld PCs compared\n", file,
+	       o.n_eh, o.n_debug, o.compared);
 	*mismatched = o.mismatched;
 	*unsup = o.unsupported;
 	return o.compared;
