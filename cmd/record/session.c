@@ -201,6 +201,8 @@ int rec_bpf_open_load(struct rec_session *s)
 		return err;
 	}
 	s->switch_prog = raw_tp ? s->skel->progs.on_switch_raw : s->skel->progs.on_switch_btf;
+	if (s->opts.offcpu && s->opts.verbose)
+		pa_info("off-CPU time from %s/sched_switch", raw_tp ? "raw_tp" : "tp_btf");
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), rec_handle_sample, s, NULL);
 	if (!s->rb) {
 		err = -errno;

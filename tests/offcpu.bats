@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# pa-record --offcpu on real workloads (real BPF on sched_switch, needs root): where
+# blocked time lands, how much of it, what perf makes of it, and what the threshold
+# and the state filter change.  One observable fact per test.
+
+load lib/helpers
+
+# offcpu_ns FILE SYM [KFRAME_RE]: nanoseconds of offcpu-time whose stack holds frame
+# SYM (and, with KFRAME_RE, a kernel frame matching it), from pa-convert --folded,
+# whose offcpu-time counts are nanoseconds.
+offcpu_ns() {
+	local out
+	out=$("$PA_CONVERT" -i "$1" --folded --event offcpu-time) ||
+		fail "pa-convert --folded --event offcpu-time -i $1 failed" || return 1
+	awk -v sym="$2" -v kre="${3:-}" '
+		{
+			n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
+			k = split(stack, f, ";"); hit = 0; kern = (kre == "")
+			for (i = 2; i <= k; i++) {
+				if (f[i] == sym) hit = 1
+				if (kre != "" && f[i] ~ /_\[k\]$/ && f[i] ~ kre) kern = 1
+			}
+			if (hit && kern) v += n
+		}
+		END { printf "%.0f\n", v + 0 }' <<<"$out"
+}
+
+# periods FILE: the period of every offcpu-time sample, one per line, as perf reads them.
+offcpu_periods() {
+	perf script -F event,period -i "$1" 2>/dev/null | awk '$2 == "offcpu-time:" { print $1 }'
+}
+
+# ratio A B: A / B with 3 decimals.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }'
+}
+
+# record_sleep [pa-record args...]: offcpu_sleep 2 under pa-record --offcpu into
+# p.data; its "slept_ns N" line goes to slept.
+record_sleep() {
+	local w
+	w=$(wl offcpu_sleep) || return 1
+	pa_record --offcpu "$@" -o p.data -- "$w" 2 >wl.out ||
+		fail "pa-record --offcpu $* failed" || return 1
+	sed -nE 's/^slept_ns ([0-9]+) .*/\1/p' wl.out >slept
+	[ -s slept ] || fail "offcpu_sleep printed no slept_ns line"
+}
+
+@test "offcpu: nanosleep time lands on sleeper() within 10% of the real sleep time" {
+	require_root
+	record_sleep
+	got=$(offcpu_ns p.data sleeper)
+	want=$(cat slept)
+	echo "off-CPU under sleeper: $got ns, slept: $want ns"
+	in_range "$(ratio "$got" "$want")" 0.90 1.10
+}
+
+@test "offcpu: CPU samples of the same capture land on spinner()" {
+	require_root
+	record_sleep
+	out=$("$PA_REPORT" -i p.data --event cpu-clock --no-children --sort sym -g none)
+	pct=$(awk '$2 == "[.]" && $3 == "spinner" { sub(/%/, "", $1); print $1 }' <<<"$out")
+	echo "$out" | head -20
+	in_range "${pct:-0}" 90 100
+}
+
+@test "offcpu: the sleep keeps its kernel path (do_nanosleep) above sleeper()" {
+	require_root
+	record_sleep
+	got=$(offcpu_ns p.data sleeper 'nanosleep')
+	want=$(cat slept)
+	in_range "$(ratio "$got" "$want")" 0.90 1.10
+}
+
+@test "offcpu: mutex wait is under take_lock() with futex kernel frames above it" {
+	require_root
+	w=$(wl offcpu_mutex)
+	pa_record -q --offcpu -o p.data -- "$w" 2
+	all=$(offcpu_ns p.data take_lock)
+	futex=$(offcpu_ns p.data take_lock 'futex')
+	echo "under take_lock: $all ns, with futex kernel frames: $futex ns"
+	# Two threads taking turns holding 10 ms each: well over 0.3 s of waiting.
+	[ "$futex" -ge 300000000 ] || fail "only $futex ns of futex wait under take_lock"
+	in_range "$(ratio "$futex" "$all")" 0.95 1.0
+	# The holder's spinning is CPU time, never off-CPU time.
+	[ "$(offcpu_ns p.data hold_lock)" -eq 0 ] || fail "off-CPU time under hold_lock()"
+}
+
+@test "offcpu: pipe read blocking time is under wait_for_data() with pipe_read above it" {
+	require_root
+	w=$(wl offcpu_pipe)
+	pa_record -q --offcpu -o p.data -- "$w" 2
+	got=$(offcpu_ns p.data wait_for_data 'pipe_read')
+	echo "under wait_for_data: $got ns"
+	# The reader waits for a byte every 50 ms for 2 s: nearly all of it blocked.
+	in_range "$(ratio "$got" 2000000000)" 0.85 1.05
+}
+
+@test "offcpu: perf report -i shows offcpu-time with the sleep under sleeper()" {
+	require_root
+	require_perf
+	record_sleep
+	out=$(perf report -i p.data --stdio --children --sort sym -g none 2>/dev/null) ||
+		fail "perf report -i failed"
+	# In the offcpu-time section: its event count and sleeper's children percentage.
+	read -r count pct < <(awk '
+		/^# Samples: .* of event / { sec = ($0 ~ /offcpu-time/) }
+		sec && /^# Event count/ { c = $NF }
+		sec && $3 == "[.]" && $4 == "sleeper" { sub(/%/, "", $1); p = $1 }
+		END { print c + 0, p + 0 }' <<<"$out")
+	echo "perf: offcpu-time count $count, sleeper children $pct%"
+	got=$(awk -v c="$count" -v p="$pct" 'BEGIN { printf "%.0f\n", c * p / 100 }')
+	in_range "$(ratio "$got" "$(cat slept)")" 0.90 1.10
+	# perf script sees the same stretches: ~200 ms periods, summed as ns.
+	n=$(offcpu_periods p.data | awk '$1 > 190000000 && $1 < 260000000' | wc -l)
+	[ "$n" -ge 8 ] || fail "perf script shows $n offcpu-time samples of ~200 ms, want >= 8"
+}
+
+@test "offcpu: --offcpu-min drops stretches shorter than the threshold" {
+	require_root
+	require_perf
+	w=$(wl offcpu_pipe)
+	# Reader and writer each block ~50 ms per byte.
+	pa_record -q --offcpu -o low.data -- "$w" 2
+	pa_record -q --offcpu --offcpu-min 100ms -o high.data -- "$w" 2
+	low=$(offcpu_periods low.data | awk '$1 > 30000000 && $1 < 100000000' | wc -l)
+	short=$(offcpu_periods high.data | awk '$1 < 100000000' | wc -l)
+	echo "default: $low stretches of 30-100 ms; --offcpu-min 100ms: $short below 100 ms"
+	[ "$low" -ge 40 ] || fail "only $low 50 ms stretches recorded with the default threshold"
+	[ "$short" -eq 0 ] || fail "$short stretches under --offcpu-min 100ms were recorded"
+}
+
+@test "offcpu: --offcpu-state io leaves out sleeps; the default labels them sleep" {
+	require_root
+	record_sleep
+	out=$("$PA_REPORT" -i p.data --event offcpu-time --no-children --sort state -g none)
+	echo "$out"
+	grep -qE '^ +[0-9.]+% +sleep *$' <<<"$out" || fail "no 'sleep' state entry"
+	record_sleep --offcpu-state io
+	[ "$(offcpu_ns p.data sleeper)" -eq 0 ] || fail "--offcpu-state io recorded a sleep"
+}
+
+@test "offcpu: preemption is left out by default and labelled preempted with all" {
+	require_root
+	require_bin "$PA_WL/cpu_split"
+	command -v taskset >/dev/null || skip "taskset not installed"
+	w=$(wl offcpu_sleep)
+	hog=$(wl cpu_split)
+	# spinner() shares CPU 0 with a CPU hog: it is preempted every few ms.
+	taskset -c 0 "$hog" 4 &
+	track $!
+	taskset -c 0 "$PA_RECORD" -q --offcpu -o def.data -- "$w" 1 >/dev/null
+	taskset -c 0 "$PA_RECORD" -q --offcpu --offcpu-state all -o all.data -- "$w" 1 >/dev/null
+	def=$("$PA_REPORT" -i def.data --event offcpu-time --no-children --sort state -g none)
+	all=$("$PA_REPORT" -i all.data --event offcpu-time --no-children --sort state -g none)
+	echo "$all"
+	! grep -qE '^ +[0-9.]+% +preempted' <<<"$def" || fail "preempted time recorded by default"
+	grep -qE '^ +[0-9.]+% +preempted' <<<"$all" || fail "no preempted entry with --offcpu-state all"
+	[ "$(offcpu_ns all.data spinner)" -gt 0 ] || fail "no preempted time under spinner()"
+}
+
+@test "offcpu: the raw_tp fallback records the same sleep" {
+	require_root
+	PA_RECORD_RAW_TP=1 record_sleep -v 2>rec.err
+	grep -q 'off-CPU time from raw_tp/sched_switch' rec.err || fail "raw_tp was not used"
+	got=$(offcpu_ns p.data sleeper)
+	in_range "$(ratio "$got" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: --no-cpu records offcpu-time alone" {
+	require_root
+	record_sleep --no-cpu
+	out=$("$PA_REPORT" -i p.data --no-children --sort sym -g none)
+	! grep -q "of event 'cpu-clock'" <<<"$out" || fail "cpu-clock samples with --no-cpu"
+	grep -q "of event 'offcpu-time'" <<<"$out" || fail "no offcpu-time event"
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: pprof has offcpu/nanoseconds values and the thread_state label" {
+	require_root
+	command -v go >/dev/null || skip "go not installed"
+	record_sleep
+	"$PA_CONVERT" -i p.data --pprof -o p.pb.gz
+	raw=$(go tool pprof -raw p.pb.gz 2>/dev/null)
+	grep -q 'offcpu/nanoseconds' <<<"$raw" || fail "no offcpu/nanoseconds sample type"
+	grep -q 'cpu/nanoseconds' <<<"$raw" || fail "no cpu/nanoseconds sample type"
+	grep -q 'thread_state:\[sleep\]' <<<"$raw" || fail "no thread_state label"
+	top=$(go tool pprof -sample_index=offcpu -top -cum p.pb.gz 2>/dev/null)
+	grep -q ' sleeper$' <<<"$top" || fail "sleeper not in the offcpu view:"$'\n'"$top"
+}
+
+@test "offcpu: the summary line adds off-CPU samples and blocked time" {
+	require_root
+	w=$(wl offcpu_sleep)
+	pa_record --offcpu -o p.data -- "$w" 1 >/dev/null 2>sum.err
+	cat sum.err
+	grep -qE '^pa-record: [0-9]+ samples, [0-9]+ lost, [0-9.]+ s, wrote p.data .*; off-CPU: [1-9][0-9]* samples, [0-9.]+ s blocked, 0 lost' sum.err
+}
+
+@test "offcpu: option errors are one line and exit 1" {
+	run -1 "$PA_RECORD" --no-cpu -o p.data -- true
+	[[ $output == "pa-record: error: --no-cpu needs --offcpu"* ]]
+	run -1 "$PA_RECORD" --offcpu --offcpu-state nap -o p.data -- true
+	[[ $output == "pa-record: error: unknown --offcpu-state 'nap'"* ]]
+	run -1 "$PA_RECORD" --offcpu --offcpu-min soon -o p.data -- true
+	[[ $output == "pa-record: error: invalid --offcpu-min 'soon'"* ]]
+	[ ! -e p.data ]
+}
