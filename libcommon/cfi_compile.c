@@ -79,8 +79,8 @@ static int elf_file_open(struct elf_file *f, const char *path, int fd)
 }
 
 /*
- * Fill sec from the section named name (PROGBITS only: a debug file's .eh_frame is
- * NOBITS).  Compressed sections are inflated by libelf.  0, or -ENOENT.
+ * Fill sec from the section named name: PROGBITS, or SHT_X86_64_UNWIND as lld types
+ * .eh_frame (a debug file's .eh_frame is NOBITS: no data).  Compressed sections are inflated by libelf.  0, or -ENOENT.
  */
 static int find_section(Elf *elf, const char *name, struct cfi_section *sec)
 {
@@ -101,7 +101,8 @@ static int find_section(Elf *elf, const char *name, struct cfi_section *sec)
 			text = sh.sh_addr;
 		else if (!strcmp(n, ".got"))
 			got = sh.sh_addr;
-		else if (!strcmp(n, name) && sh.sh_type == SHT_PROGBITS)
+		else if (!strcmp(n, name) &&
+			 (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND))
 			found = scn;
 	}
 	if (!found || !gelf_getshdr(found, &sh))
