@@ -91,6 +91,7 @@ demo: deps
 
 bench: all $(WL_BINS)
 	@O=$(O) bench/overhead
+	@O=$(O) bench/cfi-compile
 
 lint:
 	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)
