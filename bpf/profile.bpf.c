@@ -42,11 +42,12 @@ struct {
 
 /*
  * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  Slot 0 is
- * the cpu sampler's, slot 1 the seed of new offcpu_start entries.
+ * the cpu sampler's, slot 1 the seed of new offcpu_start entries, slot 2 where an
+ * off-CPU sample is put together at switch-in.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, struct profile_sample);
 } scratch SEC(".maps");
@@ -111,16 +112,17 @@ static __always_inline void count(__u32 slot, __u64 v)
 }
 
 /*
- * The current task's kernel and user stacks into s->ips, nr_kernel/nr_user and
- * the error flags set: the one stack capture both samplers share.
+ * The current task's kernel (unless kernel is false) and user stacks into s->ips,
+ * nr_kernel/nr_user and the error flags set: the one stack capture both samplers
+ * share.
  */
-static __always_inline void capture_stacks(void *ctx, struct profile_sample *s)
+static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, bool kernel)
 {
 	__u32 nk = 0, nu = 0;
 	long n;
 
 	s->flags = 0;
-	if (!no_kernel) {
+	if (kernel && !no_kernel) {
 		n = bpf_get_stack(ctx, s->ips, STACK_BYTES, 0);
 		if (n < 0)
 			s->flags |= PROFILE_F_KSTACK_ERR;
@@ -178,7 +180,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->kind = PROFILE_KIND_CPU;
 	s->state = 0;
 	s->__pad = 0;
-	capture_stacks(ctx, s);
+	capture_stacks(ctx, s, true);
 	submit(s, PROFILE_LOST_CPU);
 	return 0;
 }
@@ -208,9 +210,14 @@ static __always_inline __u8 switch_state(bool preempt, __u32 prev_state)
 	return PROFILE_STATE_OTHER;
 }
 
-/* prev (the current task) leaves the CPU: remember when, why and where. */
+/*
+ * prev (the current task) leaves the CPU: remember when, why and where.  With
+ * defer_kstack only the user stack is taken now (it cannot be read from another
+ * task later); the kernel stack, the costly part, is taken at switch-in and only
+ * for stretches that are emitted.
+ */
 static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_struct *prev,
-				       __u32 prev_state)
+				       __u32 prev_state, bool defer_kstack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, one = 1;
@@ -254,16 +261,57 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	s->kind = PROFILE_KIND_OFFCPU;
 	s->state = state;
 	s->__pad = 0;
-	capture_stacks(ctx, s);
+	capture_stacks(ctx, s, !defer_kstack);
 	/* Last: a non-zero time marks the entry complete. */
 	s->time = bpf_ktime_get_ns();
 }
 
+/*
+ * The sample for s with next's kernel stack, taken now that next is about to run
+ * (its kernel stack is still the one it blocked in), followed by the user stack
+ * stored at switch-out.  NULL if there is no room.
+ */
+static __always_inline struct profile_sample *with_task_kstack(struct profile_sample *s,
+							       struct task_struct *next)
+{
+	__u32 two = 2, nk = 0, nu = s->nr_user;
+	struct profile_sample *out = bpf_map_lookup_elem(&scratch, &two);
+	long n;
+
+	if (!out)
+		return NULL;
+	out->pid = s->pid;
+	out->tid = s->tid;
+	out->cpu = s->cpu;
+	out->kind = s->kind;
+	out->state = s->state;
+	out->__pad = 0;
+	out->flags = s->flags;
+	if (!no_kernel) {
+		n = bpf_get_task_stack(next, out->ips, STACK_BYTES, 0);
+		if (n < 0)
+			out->flags |= PROFILE_F_KSTACK_ERR;
+		else
+			nk = n / sizeof(__u64);
+	}
+	if (nk > PROFILE_MAX_FRAMES)
+		nk = PROFILE_MAX_FRAMES;
+	if (nk)
+		out->flags |= PROFILE_F_KERNEL_MODE;
+	if (nu > PROFILE_MAX_FRAMES)
+		nu = PROFILE_MAX_FRAMES;
+	if (nu && bpf_probe_read_kernel(&out->ips[nk], nu * sizeof(__u64), s->ips))
+		nu = 0;
+	out->nr_kernel = nk;
+	out->nr_user = nu;
+	return out;
+}
+
 /* next comes back: if its switch-out was remembered, the stretch is known now. */
-static __always_inline void offcpu_in(struct task_struct *next)
+static __always_inline void offcpu_in(struct task_struct *next, bool defer_kstack)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
-	struct profile_sample *s;
+	struct profile_sample *s, *out;
 	__u64 now, delta;
 
 	if (!tid)
@@ -279,34 +327,41 @@ static __always_inline void offcpu_in(struct task_struct *next)
 		count(PROFILE_SHORT_OFFCPU_NS, delta);
 		return;
 	}
+	out = defer_kstack ? with_task_kstack(s, next) : s;
+	if (!out)
+		return;
 	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
-	s->time = now;
-	s->period = delta;
-	submit(s, PROFILE_LOST_OFFCPU);
+	out->time = now;
+	out->period = delta;
+	submit(out, PROFILE_LOST_OFFCPU);
 	s->time = 0;
 }
 
-static __always_inline void on_switch(void *ctx, bool preempt, struct task_struct *prev,
-				      struct task_struct *next, __u32 prev_state)
-{
-	offcpu_out(ctx, preempt, prev, prev_state);
-	offcpu_in(next);
-}
-
-/* sched_switch(bool preempt, prev, next, unsigned int prev_state), 5.18+. */
+/*
+ * sched_switch(bool preempt, prev, next, unsigned int prev_state), 5.18+.  next is
+ * a trusted task pointer here, so its kernel stack can be taken at switch-in.
+ */
 SEC("tp_btf/sched_switch")
 int on_switch_btf(__u64 *ctx)
 {
-	on_switch(ctx, (bool)ctx[0], (void *)ctx[1], (void *)ctx[2], (__u32)ctx[3]);
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+
+	offcpu_out(ctx, (bool)ctx[0], prev, (__u32)ctx[3], true);
+	offcpu_in(next, true);
 	return 0;
 }
 
-/* The same where BTF tracepoints cannot be attached. */
+/*
+ * The same where BTF tracepoints cannot be attached.  next is a plain number to
+ * the verifier here: both stacks are taken at switch-out.
+ */
 SEC("raw_tp/sched_switch")
 int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
-	on_switch(ctx, (bool)ctx->args[0], (void *)ctx->args[1], (void *)ctx->args[2],
-		  (__u32)ctx->args[3]);
+	struct task_struct *prev = (void *)ctx->args[1], *next = (void *)ctx->args[2];
+
+	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], false);
+	offcpu_in(next, false);
 	return 0;
 }
 

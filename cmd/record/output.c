@@ -327,20 +327,27 @@ out:
 }
 
 /*
- * Off-CPU kernel stacks are taken inside the BPF program, below sched_switch's
- * tracepoint machinery: the frames above __schedule say nothing about the wait,
- * so the stack starts at __schedule when its address is known.
+ * Off-CPU kernel stacks start where the thread waits (do_nanosleep, futex_do_wait,
+ * pipe_read...), as the kernel prints a blocked task's stack: taken at switch-in
+ * (bpf_get_task_stack) they already do, as the kernel leaves out .sched.text there;
+ * taken at switch-out from inside the BPF program (raw_tp) they start with the
+ * tracepoint machinery and schedule/__schedule, which are cut here.  Returns how
+ * many leading kernel frames to drop.
  */
 static uint64_t trim_sched(const struct rec_session *s, const __u64 *ips, uint64_t nk)
 {
-	uint64_t i;
+	uint64_t i, j;
 
 	if (!s->sched_lo)
 		return 0;
 	for (i = 0; i < nk && i < 16; i++)
 		if (ips[i] >= s->sched_lo && ips[i] < s->sched_hi)
-			return i;
-	return 0;
+			break;
+	if (i == nk || i == 16)
+		return 0;
+	for (j = i; j < nk && ips[j] >= s->sched_lo && ips[j] < s->sched_hi; j++)
+		;
+	return j < nk ? j : 0;
 }
 
 static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, bool offcpu)
@@ -480,11 +487,11 @@ int rec_emit_bpf_lost(struct rec_session *s)
 	return 0;
 }
 
-/* [__schedule, next text symbol): where off-CPU kernel stacks are cut. */
+/* .sched.text, the scheduler's own functions: cut from off-CPU kernel stacks. */
 int rec_sched_range(struct rec_session *s)
 {
 	char line[512], name[256], type;
-	unsigned long long addr, lo = 0, hi = ~0ULL;
+	unsigned long long addr, lo = 0, hi = 0;
 	FILE *f;
 
 	if (!s->opts.offcpu || s->opts.no_kernel)
@@ -492,18 +499,16 @@ int rec_sched_range(struct rec_session *s)
 	f = fopen("/proc/kallsyms", "r");
 	if (!f)
 		return 0;
-	while (!lo && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
-		    !strcmp(name, "__schedule"))
+	while ((!lo || !hi) && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "__sched_text_start"))
 			lo = addr;
-	/* kallsyms is not sorted throughout (modules): the end is the nearest above. */
-	rewind(f);
-	while (lo && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && addr > lo &&
-		    addr < hi)
+		else if (!strcmp(name, "__sched_text_end"))
 			hi = addr;
+	}
 	fclose(f);
-	if (lo && hi != ~0ULL) {
+	if (lo && hi > lo) {
 		s->sched_lo = lo;
 		s->sched_hi = hi;
 	}

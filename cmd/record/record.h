@@ -116,7 +116,7 @@ struct rec_session {
 	struct perf_event_attr attr;	 /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
-	uint64_t sched_lo, sched_hi;	 /* __schedule's text: off-CPU kernel stacks start there */
+	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
 	struct rec_pidset targets;
 	struct rec_bid_cache bids;
@@ -174,7 +174,7 @@ int rec_synthesize_pid(struct rec_session *s, pid_t pid);
 int rec_handle_sample(void *ctx, void *data, size_t size);
 int rec_emit_bpf_lost(struct rec_session *s);
 int rec_emit_round(struct rec_session *s);
-/* --offcpu: find __schedule in /proc/kallsyms (best effort; always 0). */
+/* --offcpu: find .sched.text in /proc/kallsyms (best effort; always 0). */
 int rec_sched_range(struct rec_session *s);
 int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
 		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
