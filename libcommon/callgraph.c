@@ -224,13 +224,19 @@ static bool frame_eq(const struct cg_profile *cg, uint32_t id, const void *key)
 	const struct cg_frame *a = &cg->frames[id];
 	const struct frame *b = key;
 
-	return a->ip == b->ip && a->dso == b->dso && a->map_start == b->map_start &&
-	       a->kernel == b->kernel;
+	if (a->ip != b->ip || a->dso != b->dso || a->map_start != b->map_start ||
+	    a->kernel != b->kernel || a->inlined != (b->inlined && b->sym))
+		return false;
+	/* One ip holds the real function and each function inlined into it there. */
+	if (!a->inlined)
+		return true;
+	return a->sym && b->sym && !strcmp(a->sym, b->sym);
 }
 
 static int frame_id(struct cg_profile *cg, const struct frame *f, uint32_t *out)
 {
-	uint64_t h = mix(mix(mix(mix(0, f->ip), (uintptr_t)f->dso), f->map_start), f->kernel);
+	uint64_t h = mix(mix(mix(mix(0, f->ip), (uintptr_t)f->dso), f->map_start),
+			 f->kernel | (uint64_t)(f->inlined && f->sym) << 1);
 	int64_t id = hindex_find(cg, &cg->frame_idx, h, frame_eq, f);
 	struct cg_frame *cf;
 	char buf[512];
@@ -248,6 +254,9 @@ static int frame_id(struct cg_profile *cg, const struct frame *f, uint32_t *out)
 	memset(cf, 0, sizeof(*cf));
 	cf->ip = f->ip;
 	cf->kernel = f->kernel;
+	/* An unnamed inlined frame cannot be told from its neighbours: treat it as real. */
+	cf->inlined = f->inlined && f->sym;
+	cf->line = f->line;
 	cf->dso = f->dso;
 	if (f->dso) {
 		cf->map_start = f->map_start;
@@ -259,7 +268,9 @@ static int frame_id(struct cg_profile *cg, const struct frame *f, uint32_t *out)
 	cf->name = intern(cg, frame_name(f, buf, sizeof(buf)));
 	path = f->dso ? dso_path(f->dso) : NULL;
 	cf->path = intern(cg, path ? path : cf->dso_name ? cf->dso_name : "[unknown]");
-	if (!cf->dso_name || (f->sym && !cf->sym) || !cf->name || !cf->path)
+	cf->srcfile = f->srcfile ? intern(cg, f->srcfile) : NULL;
+	if (!cf->dso_name || (f->sym && !cf->sym) || !cf->name || !cf->path ||
+	    (f->srcfile && !cf->srcfile))
 		return -ENOMEM;
 	bid_len = f->dso ? dso_build_id(f->dso, &bid) : 0;
 	if (bid_len) {

@@ -4,7 +4,8 @@
  * distinct stacks (thread, comm, frames) with their sample count and period.
  * Frames are interned per code address, and every frame carries the id of its
  * function (same dso + same name), so pa-report aggregates by function while
- * pprof keeps addresses.  One pass over the stream; memory grows with distinct
+ * pprof keeps addresses.  Inlined functions are frames of their own (marked
+ * inlined, innermost first, before the real function at the same ip).  One pass over the stream; memory grows with distinct
  * stacks, not with samples.
  */
 #ifndef PA_CALLGRAPH_H
@@ -31,6 +32,13 @@ struct cg_frame {
 	const char *build_id; /* lowercase hex, NULL when unknown */
 	uint32_t func;	      /* function id: frames with equal dso and name share it */
 	bool kernel;
+	/*
+	 * An inlined function's frame: it shares ip with the frames after it in a
+	 * stack, up to and including the real (non-inlined) function's frame.
+	 */
+	bool inlined;
+	const char *srcfile; /* DWARF source file of ip in this function, NULL unknown */
+	int line;	     /* its line, 0 unknown */
 };
 
 /* One distinct stack of one thread under one event. */

@@ -9,10 +9,10 @@
 #include "input.h"
 #include "util.h"
 
-int pa_input_load(struct pa_input *in, const char *path, struct cg_profile *cg,
-		  const struct cg_filter *filter)
+int pa_input_load(struct pa_input *in, const char *path, const struct machine_opts *mopts,
+		  struct cg_profile *cg, const struct cg_filter *filter)
 {
-	struct machine_opts mopts = {0};
+	static const struct machine_opts defaults;
 	struct stat st;
 	char err[512] = "";
 	const char *w;
@@ -37,7 +37,7 @@ int pa_input_load(struct pa_input *in, const char *path, struct cg_profile *cg,
 	}
 	/* Per-CPU buffers interleave: a COMM or MMAP2 may follow samples that need it. */
 	pd_reader_set_ordered(in->r, true);
-	in->m = machine_new(&mopts);
+	in->m = machine_new(mopts ? mopts : &defaults);
 	if (!in->m) {
 		pa_err("out of memory");
 		return -ENOMEM;
@@ -61,6 +61,22 @@ void pa_input_close(struct pa_input *in)
 	pd_reader_close(in->r);
 	in->m = NULL;
 	in->r = NULL;
+}
+
+int pa_sym_opt(int c, const char *arg, struct machine_opts *o)
+{
+	switch (c) {
+	case PA_OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		return 1;
+	case PA_OPT_NO_INLINE:
+		o->no_inline = true;
+		return 1;
+	case PA_OPT_DEBUGINFOD:
+		o->debuginfod_urls = arg;
+		return 1;
+	}
+	return 0;
 }
 
 const char *pa_input_event_names(const struct cg_profile *cg, char *buf, size_t len)

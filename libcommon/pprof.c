@@ -362,51 +362,161 @@ static int build_mappings(struct builder *b)
 	return 0;
 }
 
-static int build_locations(struct builder *b)
+static int build_functions(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
 	size_t nf = cg_nr_frames(cg), nfn = cg_nr_funcs(cg), i;
 
-	b->locs = xcalloc(nf, sizeof(*b->locs));
-	b->loc_ptrs = xcalloc(nf, sizeof(*b->loc_ptrs));
-	b->lines = xcalloc(nf, sizeof(*b->lines));
-	b->line_ptrs = xcalloc(nf, sizeof(*b->line_ptrs));
 	b->funcs = xcalloc(nfn, sizeof(*b->funcs));
 	b->func_ptrs = xcalloc(nfn, sizeof(*b->func_ptrs));
-	if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs || !b->funcs || !b->func_ptrs)
+	if (!b->funcs || !b->func_ptrs)
 		return -ENOMEM;
 	for (i = 0; i < nf; i++) {
 		const struct cg_frame *f = cg_frame(cg, i);
-		pb_location *l = &b->locs[i];
 		pb_function *fn = &b->funcs[f->func];
 
-		if (!fn->id) {
-			perftools__profiles__function__init(fn);
-			fn->id = f->func + 1;
-			fn->name = str_id(&b->st, f->name);
-			fn->system_name = fn->name;
-			/* The dso as file: functions of equal names in two binaries stay two. */
-			fn->filename = str_id(&b->st, f->path);
-			if (fn->name < 0 || fn->filename < 0)
-				return -ENOMEM;
-			b->func_ptrs[f->func] = fn;
+		if (fn->id)
+			continue;
+		perftools__profiles__function__init(fn);
+		fn->id = f->func + 1;
+		fn->name = str_id(&b->st, f->name);
+		fn->system_name = fn->name;
+		/*
+		 * The source file when DWARF names it, else the dso: either way functions
+		 * of equal names in two binaries stay two.
+		 */
+		fn->filename = str_id(&b->st, f->srcfile ? f->srcfile : f->path);
+		if (fn->name < 0 || fn->filename < 0)
+			return -ENOMEM;
+		b->func_ptrs[f->func] = fn;
+	}
+	b->prof.n_function = nfn;
+	b->prof.function = b->func_ptrs;
+	return 0;
+}
+
+/*
+ * The inlined frames in front of each real frame, as the stacks show them:
+ * chain[off[r] .. off[r] + n[r]) innermost first.  One ip always inlines the same
+ * functions, so the first stack that shows r decides.
+ */
+struct inl_chains {
+	uint32_t *chain, *off, *n;
+	bool *seen;
+};
+
+static int find_inline_chains(const struct cg_profile *cg, struct inl_chains *ic)
+{
+	size_t nf = cg_nr_frames(cg), used = 0, i, k;
+
+	ic->chain = xcalloc(nf, sizeof(*ic->chain));
+	ic->off = xcalloc(nf, sizeof(*ic->off));
+	ic->n = xcalloc(nf, sizeof(*ic->n));
+	ic->seen = xcalloc(nf, sizeof(*ic->seen));
+	if (!ic->chain || !ic->off || !ic->n || !ic->seen)
+		return -ENOMEM;
+	for (i = 0; i < cg_nr_stacks(cg); i++) {
+		const struct cg_stack *s = cg_stack(cg, i);
+		size_t run = 0; /* inlined frames just before k */
+
+		for (k = 0; k < s->nr; k++) {
+			uint32_t r = s->frames[k];
+
+			if (cg_frame(cg, r)->inlined) {
+				run++;
+				continue;
+			}
+			if (!ic->seen[r]) {
+				ic->seen[r] = true;
+				/* Each inlined frame belongs to one real frame: used stays <= nf. */
+				ic->off[r] = used;
+				ic->n[r] = run;
+				memcpy(&ic->chain[used], &s->frames[k - run],
+				       run * sizeof(*ic->chain));
+				used += run;
+			}
+			run = 0;
 		}
-		perftools__profiles__line__init(&b->lines[i]);
-		b->lines[i].function_id = fn->id;
-		b->line_ptrs[i] = &b->lines[i];
+	}
+	return 0;
+}
+
+static void inl_chains_free(struct inl_chains *ic)
+{
+	free(ic->chain);
+	free(ic->off);
+	free(ic->n);
+	free(ic->seen);
+}
+
+static void set_line(pb_line *ln, const struct cg_frame *f)
+{
+	perftools__profiles__line__init(ln);
+	ln->function_id = f->func + 1;
+	ln->line = f->line;
+}
+
+/*
+ * One Location per frame id.  A real frame's Location carries the functions
+ * inlined at its address as extra Lines, innermost first and the real function
+ * last, which is how pprof expects inlining; samples then skip the inlined frames.
+ * An inlined frame's own Location (one Line) is used only when a truncated stack
+ * ends before its real function.
+ */
+static int build_locations(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t nf = cg_nr_frames(cg), nl = 0, i, k;
+	struct inl_chains ic = {0};
+	int err;
+
+	err = build_functions(b);
+	if (!err)
+		err = find_inline_chains(cg, &ic);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	b->locs = xcalloc(nf, sizeof(*b->locs));
+	b->loc_ptrs = xcalloc(nf, sizeof(*b->loc_ptrs));
+	b->lines = xcalloc(2 * nf, sizeof(*b->lines));
+	b->line_ptrs = xcalloc(2 * nf, sizeof(*b->line_ptrs));
+	if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
+		goto out;
+	for (i = 0; i < nf; i++) {
+		const struct cg_frame *f = cg_frame(cg, i);
+		pb_location *l = &b->locs[i];
+		size_t first = nl, n_inl = f->inlined ? 0 : ic.n[i];
+
+		for (k = 0; k < n_inl; k++, nl++) {
+			set_line(&b->lines[nl], cg_frame(cg, ic.chain[ic.off[i] + k]));
+			b->line_ptrs[nl] = &b->lines[nl];
+		}
+		set_line(&b->lines[nl], f);
+		b->line_ptrs[nl] = &b->lines[nl];
+		nl++;
 		perftools__profiles__location__init(l);
 		l->id = i + 1;
 		l->mapping_id = b->frame_map[i];
 		l->address = f->ip;
-		l->n_line = 1;
-		l->line = &b->line_ptrs[i];
+		l->n_line = nl - first;
+		l->line = &b->line_ptrs[first];
 		b->loc_ptrs[i] = l;
 	}
 	b->prof.n_location = nf;
 	b->prof.location = b->loc_ptrs;
-	b->prof.n_function = nfn;
-	b->prof.function = b->func_ptrs;
-	return 0;
+	err = 0;
+out:
+	inl_chains_free(&ic);
+	return err;
+}
+
+/* Whether a real frame comes after inlined frame k of s. */
+static bool real_follows(const struct cg_profile *cg, const struct cg_stack *s, size_t k)
+{
+	for (; k < s->nr; k++)
+		if (!cg_frame(cg, s->frames[k])->inlined)
+			return true;
+	return false;
 }
 
 /* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
@@ -441,11 +551,14 @@ static int build_samples(struct builder *b)
 		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
 
 		perftools__profiles__sample__init(p);
-		for (k = 0; k < s->nr; k++)
-			loc[k] = s->frames[k] + 1; /* already leaf first */
-		p->n_location_id = s->nr;
 		p->location_id = loc;
-		loc += s->nr;
+		for (k = 0; k < s->nr; k++) {
+			/* Inlined frames are Lines of the real frame's Location that follows. */
+			if (cg_frame(cg, s->frames[k])->inlined && real_follows(cg, s, k))
+				continue;
+			*loc++ = s->frames[k] + 1; /* already leaf first */
+		}
+		p->n_location_id = loc - p->location_id;
 		p->n_value = ncol;
 		p->value = &b->values[i * ncol];
 		if (col >= 0) {

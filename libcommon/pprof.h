@@ -7,7 +7,9 @@
  * cpu-clock gives samples/count and cpu/nanoseconds, and an offcpu-time event would
  * add offcpu_samples/count and offcpu/nanoseconds.  Each pprof Sample (one distinct
  * stack of one thread) fills the two columns of its event and leaves the others 0.
- * Locations are code addresses, leaf first; functions are deduplicated by name and
+ * Locations are code addresses, leaf first, each with one Line per function inlined
+ * there (innermost first, the real function last) and file:line where DWARF gives
+ * them; functions are deduplicated by name and
  * file; kernel frames sit in the kernel's mapping; labels pid, tid (num) and comm,
  * plus thread_state ("sleep", "io", "preempted", "other") on off-CPU samples.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Folded stacks, the input of flamegraph.pl and speedscope: like stackcollapse-perf
- * --all, so existing flame-graph tooling reads it unchanged.  Different stacks can
+ * --all --inline, so existing flame-graph tooling reads it unchanged.  Different stacks can
  * print the same text (two addresses of one function), so lines are merged after
  * rendering, by sorting.
  */
@@ -39,7 +39,9 @@ static char *render_stack(const struct cg_profile *cg, const struct cg_stack *s)
 	for (i = s->nr; i-- > 0;) {
 		const struct cg_frame *fr = cg_frame(cg, s->frames[i]);
 
-		fprintf(f, ";%s%s", fr->name, fr->kernel ? "_[k]" : "");
+		/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
+		 * colours "_[i]" frames as inlined): above their real function. */
+		fprintf(f, ";%s%s", fr->name, fr->kernel ? "_[k]" : fr->inlined ? "_[i]" : "");
 	}
 	if (fclose(f)) {
 		free(buf);

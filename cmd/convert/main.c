@@ -30,6 +30,7 @@ struct convert {
 	const char *event;
 	enum format fmt;
 	bool quiet;
+	struct machine_opts mopts;
 };
 
 static void usage(FILE *f)
@@ -40,8 +41,8 @@ static void usage(FILE *f)
 		   "      --folded       folded stacks, one line per stack (flamegraph.pl)\n"
 		   "  -o, --output FILE  write FILE (atomically) instead of stdout\n"
 		   "      --event NAME   folded: the event to fold (default: the first sampled);\n"
-		   "                     for offcpu-time the count is nanoseconds off the CPU\n"
-		   "  -q, --quiet        no warnings\n"
+		   "                     for offcpu-time the count is nanoseconds off the "
+		   "CPU\n" PA_SYM_USAGE "  -q, --quiet        no warnings\n"
 		   "  -h, --help         this text\n"
 		   "      --version      print the version\n");
 }
@@ -54,6 +55,7 @@ static const struct option long_opts[] = {
 	{"pprof", no_argument, NULL, OPT_PPROF},
 	{"folded", no_argument, NULL, OPT_FOLDED},
 	{"event", required_argument, NULL, OPT_EVENT},
+	PA_SYM_OPTIONS,
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -66,6 +68,8 @@ static int parse_args(int argc, char **argv, struct convert *cv)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "i:o:qh", long_opts, NULL)) != -1) {
+		if (pa_sym_opt(c, optarg, &cv->mopts))
+			continue;
 		switch (c) {
 		case 'i':
 			cv->input = optarg;
@@ -213,7 +217,7 @@ int main(int argc, char **argv)
 		pa_err("out of memory");
 		goto out;
 	}
-	if (pa_input_load(&in, cv.input, cg, NULL))
+	if (pa_input_load(&in, cv.input, &cv.mopts, cg, NULL))
 		goto out;
 	if (!cg_nr_events(cg)) {
 		pa_err("%s: no events recorded; record some with pa-record", in.name);

@@ -116,12 +116,15 @@ static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *
 
 static struct chain_node *kid_get(const struct hists *h, struct chain_node *n, uint32_t frame)
 {
-	uint32_t func = cg_frame(h->cg, frame)->func;
+	const struct cg_frame *f = cg_frame(h->cg, frame);
+	uint32_t func = f->func;
 	struct chain_node *k;
 	size_t i;
 
+	/* "mixer (inlined)" and a called mixer are two lines, as in perf --inline. */
 	for (i = 0; i < n->nr_kids; i++)
-		if (n->kids[i]->func == func)
+		if (n->kids[i]->func == func &&
+		    cg_frame(h->cg, n->kids[i]->frame)->inlined == f->inlined)
 			return n->kids[i];
 	if (n->nr_kids == n->cap_kids) {
 		size_t cap = n->cap_kids ? n->cap_kids * 2 : 2;
@@ -171,7 +174,13 @@ static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *seq,
 	for (i = 0; i < s->nr; i++)
 		seq[i] = o->order == ORDER_CALLER ? s->frames[s->nr - 1 - i] : s->frames[i];
 
-	make_key(h, s, s->frames[0], &key);
+	/*
+	 * perf's entry is the sample's real function: an inlined helper's frames show
+	 * in the call graph, not as the entry (nor as entries of their own).
+	 */
+	for (i = 0; i + 1 < s->nr && cg_frame(h->cg, s->frames[i])->inlined; i++)
+		;
+	make_key(h, s, s->frames[i], &key);
 	self = find_or_add(h, &key, s->tid);
 	if (!self)
 		return -ENOMEM;
@@ -186,6 +195,8 @@ static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *seq,
 	for (i = 0; i < s->nr; i++) {
 		struct hist_entry *e;
 
+		if (cg_frame(h->cg, seq[i])->inlined)
+			continue;
 		make_key(h, s, seq[i], &key);
 		for (j = 0; j < nr_seen; j++)
 			if (key_eq(seen[j], &key))

@@ -33,6 +33,7 @@ struct report {
 	struct pa_id_list pids, tids;
 	struct pa_str_list comms;
 	bool quiet;
+	struct machine_opts mopts;
 };
 
 static void usage(FILE *f)
@@ -52,8 +53,7 @@ static void usage(FILE *f)
 		"      --pid PID[,PID...]    only these processes\n"
 		"      --tid TID[,TID...]    only these threads\n"
 		"      --comm NAME[,NAME...] only these commands\n"
-		"      --stdio               accepted (the only output mode)\n"
-		"      --no-demangle         accepted (names are printed as found)\n"
+		"      --stdio               accepted (the only output mode)\n" PA_SYM_USAGE
 		"  -q, --quiet               no header lines, no warnings\n"
 		"  -h, --help                this text\n"
 		"      --version             print the version\n");
@@ -144,7 +144,6 @@ enum {
 	OPT_TID,
 	OPT_COMM,
 	OPT_STDIO,
-	OPT_NO_DEMANGLE,
 	OPT_VERSION,
 };
 
@@ -160,7 +159,7 @@ static const struct option long_opts[] = {
 	{"tid", required_argument, NULL, OPT_TID},
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"stdio", no_argument, NULL, OPT_STDIO},
-	{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+	PA_SYM_OPTIONS,
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -173,6 +172,8 @@ static int parse_args(int argc, char **argv, struct report *rep, struct hist_opt
 	int c;
 
 	while ((c = getopt_long(argc, argv, "i:s:g:qh", long_opts, NULL)) != -1) {
+		if (pa_sym_opt(c, optarg, &rep->mopts))
+			continue;
 		switch (c) {
 		case 'i':
 			rep->input = optarg;
@@ -213,7 +214,6 @@ static int parse_args(int argc, char **argv, struct report *rep, struct hist_opt
 				return -1;
 			break;
 		case OPT_STDIO:
-		case OPT_NO_DEMANGLE:
 			break;
 		case 'q':
 			rep->quiet = true;
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
 	};
-	if (pa_input_load(&in, rep.input, cg, &filter))
+	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
 
 	if (rep.event) {

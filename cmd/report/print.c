@@ -78,6 +78,12 @@ static void graph_line(struct graph_ctx *g, size_t depth, int left)
 	fputc('\n', g->out);
 }
 
+/* perf --inline's spelling of a call-graph line: "name (inlined)". */
+static void print_node_name(FILE *out, const struct cg_frame *f)
+{
+	fprintf(out, "%s%s\n", f->name, f->inlined ? " (inlined)" : "");
+}
+
 static void graph_name(struct graph_ctx *g, const struct chain_node *head,
 		       const struct chain_node *n, size_t depth, int left)
 {
@@ -91,7 +97,7 @@ static void graph_name(struct graph_ctx *g, const struct chain_node *head,
 		else
 			fputs("          ", g->out);
 	}
-	fprintf(g->out, "%s\n", cg_frame(g->h->cg, n->frame)->name);
+	print_node_name(g->out, cg_frame(g->h->cg, n->frame));
 	g->lines++;
 }
 
@@ -198,7 +204,7 @@ static void print_graph(FILE *out, const struct hists *h, const struct hist_entr
 					fputs("---", out);
 					left += 3;
 				}
-				fprintf(out, "%s\n", cg_frame(h->cg, n->frame)->name);
+				print_node_name(out, cg_frame(h->cg, n->frame));
 				g.lines++;
 			}
 			first = false;
