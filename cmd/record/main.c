@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "offcpu.h"
+#include "bidcache.h"
 #include "pd_write.h"
 #include "record.h"
 #include "util.h"
@@ -33,6 +34,7 @@ static const char usage[] =
 	"  -d, --duration DUR      stop after DUR (30s, 500ms, 2m, 1h)\n"
 	"  -F, --freq HZ           samples per second per CPU (default 99)\n"
 	"      --no-kernel         no kernel frames\n"
+	"  -N, --no-buildid-cache  don't keep the sampled binaries in ~/.debug\n"
 	"      --offcpu            also record off-CPU time (event offcpu-time, period = ns\n"
 	"                          blocked) under the stack the thread blocked in\n"
 	"      --no-cpu            with --offcpu: no cpu-clock samples\n"
@@ -145,6 +147,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_NO_KERNEL = 256,
+		OPT_NO_BUILDID_CACHE,
 		OPT_VERSION,
 		OPT_OFFCPU,
 		OPT_NO_CPU,
@@ -157,6 +160,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"duration", required_argument, NULL, 'd'},
 		{"freq", required_argument, NULL, 'F'},
 		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+		{"no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE},
 		{"offcpu", no_argument, NULL, OPT_OFFCPU},
 		{"no-cpu", no_argument, NULL, OPT_NO_CPU},
 		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
@@ -183,7 +187,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	o->argv = argv;
 	opterr = 0;
 	/* '+': stop at the first non-option, so CMD's own options stay CMD's. */
-	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:qvhN", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg))
@@ -206,6 +210,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				       optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_NO_BUILDID_CACHE:
+		case 'N':
+			o->no_buildid_cache = true;
 			break;
 		case OPT_NO_KERNEL:
 			o->no_kernel = true;
@@ -483,6 +491,15 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	summary(&s);
+	if (!s.opts.pipe && !s.opts.no_buildid_cache) {
+		struct bidc_stats bst;
+
+		/* As perf record: the binaries stay in ~/.debug by build-id, so a report
+		 * made after they are deleted or their container is gone has names. */
+		if (bidc_save(s.opts.output, NULL, &bst) < 0 && !s.opts.quiet)
+			pa_warn("build-id cache ~/.debug not updated (not writable?); "
+				"-N/--no-buildid-cache skips it");
+	}
 
 cleanup:
 	rec_cmd_finish(&s);

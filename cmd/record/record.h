@@ -40,6 +40,7 @@ struct rec_opts {
 	const char *output;	/* "-" = stdout */
 	bool pipe;
 	bool quiet;
+	bool no_buildid_cache; /* -N: leave ~/.debug alone */
 	int verbose;
 	int argc; /* for the CMDLINE feature */
 	char **argv;
