@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "profile.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -86,17 +87,21 @@ static __always_inline bool is_target(__u32 tgid)
 }
 
 /*
- * The user stack, written at s->ips[nr_kernel..].  Frame pointers through
- * bpf_get_stack for now; the CFI unwinder replaces this function.  ctx is the
- * program's context (perf_event or tracepoint): the user registers are the
- * current task's either way.  Returns the number of frames stored, or < 0.
+ * The user stack, written at s->ips[nr_kernel..]: the CFI walker of unwind.bpf.h, or
+ * with --unwind fp frame pointers through bpf_get_stack.  ctx is the program's
+ * context (perf_event or tracepoint): the user registers are the current task's
+ * either way.  slot is the caller's unwind_bufs slot.  Returns the number of frames
+ * stored, or < 0.
  */
-static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u32 nr_kernel)
+static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u32 nr_kernel,
+					__u32 slot)
 {
 	long n;
 
 	if (nr_kernel > PROFILE_MAX_FRAMES)
 		return -1;
+	if (unwind_mode != UNWIND_MODE_FP)
+		return unwind_cfi(s, nr_kernel, slot);
 	n = bpf_get_stack(ctx, &s->ips[nr_kernel], STACK_BYTES, BPF_F_USER_STACK);
 	if (n < 0)
 		return n;
@@ -114,9 +119,10 @@ static __always_inline void count(__u32 slot, __u64 v)
 /*
  * The current task's kernel (unless kernel is false) and user stacks into s->ips,
  * nr_kernel/nr_user and the error flags set: the one stack capture both samplers
- * share.
+ * share.  slot: the caller's unwind_bufs slot.
  */
-static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, bool kernel)
+static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, bool kernel,
+					   __u32 slot)
 {
 	__u32 nk = 0, nu = 0;
 	long n;
@@ -134,7 +140,7 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 	if (nk)
 		s->flags |= PROFILE_F_KERNEL_MODE;
 
-	n = unwind_user(ctx, s, nk);
+	n = unwind_user(ctx, s, nk, slot);
 	if (n < 0)
 		s->flags |= PROFILE_F_USTACK_ERR;
 	else
@@ -180,7 +186,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->kind = PROFILE_KIND_CPU;
 	s->state = 0;
 	s->__pad = 0;
-	capture_stacks(ctx, s, true);
+	capture_stacks(ctx, s, true, 0);
 	submit(s, PROFILE_LOST_CPU);
 	return 0;
 }
@@ -261,7 +267,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	s->kind = PROFILE_KIND_OFFCPU;
 	s->state = state;
 	s->__pad = 0;
-	capture_stacks(ctx, s, !defer_kstack);
+	capture_stacks(ctx, s, !defer_kstack, 1);
 	/* Last: a non-zero time marks the entry complete. */
 	s->time = bpf_ktime_get_ns();
 }
@@ -396,5 +402,17 @@ int on_exit(__u64 *ctx)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/* exec replaced the process's mappings: forget them until pa-record loads the new ones. */
+SEC("tp_btf/sched_process_exec")
+int on_exec(__u64 *ctx __attribute__((unused)))
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (unwind_mode == UNWIND_MODE_FP)
+		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "bidcache.h"
 #include "pd_write.h"
 #include "record.h"
+#include "unwind.h"
 #include "util.h"
 
 #ifndef PA_VERSION
@@ -44,6 +45,11 @@ static const char usage[] =
 	"                          default sleep,io: blocking only, not preemption\n"
 	"  -o, --output FILE       default perf.data (old one kept as perf.data.old);\n"
 	"                          \"-\" writes a perf.data stream to stdout\n"
+	"      --unwind MODE       user stacks: auto (default: .eh_frame CFI where the\n"
+	"                          binary has it, frame pointers elsewhere), cfi (CFI\n"
+	"                          only), fp (frame pointers only)\n"
+	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
+	"                          8 bytes each)\n"
 	"  -q, --quiet             no progress, no summary\n"
 	"  -v, --verbose           show libbpf's messages\n"
 	"  -h, --help, --version\n";
@@ -153,6 +159,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_NO_CPU,
 		OPT_OFFCPU_MIN,
 		OPT_OFFCPU_STATE,
+		OPT_UNWIND,
+		OPT_UNWIND_ROWS,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -165,6 +173,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"no-cpu", no_argument, NULL, OPT_NO_CPU},
 		{"offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN},
 		{"offcpu-state", required_argument, NULL, OPT_OFFCPU_STATE},
+		{"unwind", required_argument, NULL, OPT_UNWIND},
+		{"unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS},
 		{"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -179,6 +189,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	int c, modes;
 
 	o->freq = 99;
+	o->unwind_mode = UNWIND_MODE_AUTO;
 	o->output = "perf.data";
 	/* Waits under 1 ms are many and cheap: keep the volume to what explains latency. */
 	o->offcpu_min_ns = 1000000;
@@ -237,6 +248,24 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				return -EINVAL;
 			offcpu_opt = offcpu_opt ? offcpu_opt : "--offcpu-state";
 			break;
+		case OPT_UNWIND:
+			if (rec_unwind_parse_mode(optarg, &o->unwind_mode)) {
+				pa_err("invalid --unwind '%s'; use auto, cfi or fp", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_UNWIND_ROWS: {
+			uint64_t v;
+
+			if (pa_parse_u64(optarg, &v) || v < 1024 || v > (1u << 28)) {
+				pa_err("invalid --unwind-rows '%s'; give a row count from 1024 to "
+				       "268435456",
+				       optarg);
+				return -EINVAL;
+			}
+			o->unwind_rows = v;
+			break;
+		}
 		case 'o':
 			o->output = optarg;
 			have_output = true;
@@ -352,6 +381,7 @@ static int drain(struct rec_session *s, int timeout_ms)
 	err = rec_sideband_drain(s);
 	if (err)
 		return err;
+	rec_unwind_round(s);
 	err = rec_emit_bpf_lost(s);
 	if (!err)
 		err = rec_emit_round(s);
@@ -409,6 +439,7 @@ static void summary(struct rec_session *s)
 			(unsigned long long)s->samples, (unsigned long long)s->lost,
 			(s->stop_ns - s->start_ns) / 1e9, where, (unsigned long long)s->off_samples,
 			s->off_ns / 1e9, (unsigned long long)(s->off_lost + s->off_untracked));
+	rec_unwind_summary(s);
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
 			(unsigned long long)s->off_untracked);

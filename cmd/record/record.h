@@ -23,6 +23,7 @@ struct ring_buffer;
 struct bpf_link;
 struct bpf_program;
 struct pd_writer;
+struct rec_unwind;
 
 struct rec_opts {
 	pid_t *pids; /* -p */
@@ -37,6 +38,8 @@ struct rec_opts {
 	uint64_t offcpu_min_ns; /* --offcpu-min */
 	uint32_t offcpu_states; /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
 	bool force_raw_tp;	/* PA_RECORD_RAW_TP=1: test the raw_tp fallback */
+	uint32_t unwind_mode;	/* --unwind: UNWIND_MODE_* */
+	uint32_t unwind_rows;	/* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	/* "-" = stdout */
 	bool pipe;
 	bool quiet;
@@ -119,6 +122,7 @@ struct rec_session {
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
+	struct rec_unwind *uw; /* CFI walker's tables, NULL with --unwind fp */
 	struct rec_pidset targets;
 	struct rec_bid_cache bids;
 	struct rec_sb_batch sb_batch;
@@ -166,6 +170,18 @@ void rec_cmd_finish(struct rec_session *s);
 int pidset_add(struct rec_pidset *ps, pid_t pid);
 bool pidset_has(const struct rec_pidset *ps, pid_t pid);
 void pidset_free(struct rec_pidset *ps);
+
+/* unwind.c: the CFI walker's tables and statistics. */
+int rec_unwind_parse_mode(const char *arg, uint32_t *mode);
+const char *rec_unwind_mode_name(uint32_t mode);
+void rec_unwind_configure(struct rec_session *s);
+int rec_unwind_init(struct rec_session *s);
+int rec_unwind_add_pid(struct rec_session *s, pid_t pid);
+void rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
+void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
+void rec_unwind_round(struct rec_session *s);
+void rec_unwind_summary(struct rec_session *s);
+void rec_unwind_free(struct rec_session *s);
 
 /* output.c */
 int rec_output_open(struct rec_session *s);

@@ -166,6 +166,7 @@ static int bpf_open(struct rec_session *s, bool raw_tp)
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
+	rec_unwind_configure(s);
 	return 0;
 }
 
@@ -209,6 +210,9 @@ int rec_bpf_open_load(struct rec_session *s)
 		pa_err("cannot set up the BPF ring buffer: %s", strerror(-err));
 		return err;
 	}
+	err = rec_unwind_init(s);
+	if (err)
+		return err;
 	if (!s->opts.system_wide) {
 		err = profile_bpf__attach(s->skel);
 		if (err) {
@@ -385,7 +389,10 @@ int rec_target_add(struct rec_session *s, pid_t pid)
 		pa_err("cannot add PID %d to the BPF target map: %s", pid, strerror(-err));
 		return err;
 	}
-	return pidset_add(&s->targets, pid);
+	err = pidset_add(&s->targets, pid);
+	if (!err && pid != s->child)
+		err = rec_unwind_add_pid(s, pid);
+	return err;
 }
 
 /* BPF counter slot (PROFILE_LOST_*), cumulative, one per possible CPU (vals[nr_possible]). */
@@ -417,6 +424,7 @@ void rec_session_teardown(struct rec_session *s)
 	s->switch_link = NULL;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
+	rec_unwind_free(s);
 	profile_bpf__destroy(s->skel);
 	s->skel = NULL;
 	pidset_free(&s->targets);

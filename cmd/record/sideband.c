@@ -154,6 +154,7 @@ static int sb_mmap2(struct rec_session *s, const struct sb_mmap2 *m, const char 
 		return 0;
 	if (!wanted(s, m->pid))
 		return 0;
+	rec_unwind_note_mmap(s, m->pid, m->prot);
 	/* Some kernels (seen on 6.18) set the build-id flag with a size byte over 20 and
 	 * dev/inode bytes behind it: treat that as no build-id. */
 	if ((m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= BID_MAX) {
@@ -217,6 +218,8 @@ static int sb_record(struct rec_session *s, struct rec_cpu *c, const struct perf
 			pidset_add(&s->targets, t->pid);
 		if (!wanted(s, t->pid))
 			return 0;
+		if (h->type == PERF_RECORD_EXIT && t->pid == t->tid)
+			rec_unwind_note_exit(s, t->pid);
 		return pd_write_task(s->w, h->type, t->pid, t->ppid, t->tid, t->ptid, t->time,
 				     &sid);
 	}

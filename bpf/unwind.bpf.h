@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hybrid user stack walker: per frame, the CFI row compiled from the binary's
+ * .eh_frame (bpf/unwind_rows.h) where a table covers the pc, the frame pointer where
+ * none does.  Included by profile.bpf.c only; the maps are described in bpf/unwind.h.
+ *
+ * Each frame is one bpf_loop callback, so the verifier checks one frame's work (two
+ * binary searches and a few user reads) once instead of PROFILE_MAX_FRAMES copies.
+ */
+#ifndef PA_UNWIND_BPF_H
+#define PA_UNWIND_BPF_H
+
+#include "unwind.h"
+
+/* --unwind, set through rodata before load. */
+const volatile __u32 unwind_mode = UNWIND_MODE_FP;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* pa-record sizes it */
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UNWIND_MAX_TABLES);
+	__type(key, __u32);
+	__type(value, struct unwind_table_info);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, UNWIND_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} unwind_missing SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} unwind_notify SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_STATS_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_stats SEC(".maps");
+
+/* Where a walk puts its pcs: slot 0 for the cpu sampler, 1 for sched_switch. */
+struct unwind_buf {
+	__u64 ips[PROFILE_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct unwind_buf);
+} unwind_bufs SEC(".maps");
+
+#define UNWIND_GOING 0xff
+
+/* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
+struct unwind_walk {
+	__u64 pc, sp, bp;
+	__u32 pid, slot, n;
+	__u32 cfi, fp; /* frames stepped each way */
+	__u8 exact;    /* pc is where the thread was, not a return address */
+	__u8 end;      /* UNWIND_END_*, UNWIND_GOING while walking */
+	__u8 missing;  /* some frame had no table */
+	__u8 unsup;    /* some frame had an unsupported row */
+	__u8 stale;    /* the process's mappings are unknown or out of date */
+};
+
+static __always_inline void unwind_count(__u32 slot, __u64 v)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&unwind_stats, &slot);
+
+	if (cnt)
+		*cnt += v;
+}
+
+/*
+ * One binary search step without a branch on the probe: a branch per probe makes the
+ * verifier walk every path of the search (2^steps) instead of one.  below is 1 when
+ * the probed key is above the target, 0 when it is at or below it; both are under
+ * 2^63 (user addresses, 32-bit row pcs), so the sign of the difference says it.
+ */
+static __always_inline void unwind_bsearch_step(__u32 *lo, __u32 *hi, __u32 mid, __u64 key,
+						__u64 target)
+{
+	__u64 below = (target - key) >> 63;
+	__u32 mask;
+
+	/* Hide the value so the compiler cannot turn the arithmetic back into a branch. */
+	asm volatile("" : "+r"(below));
+	mask = (__u32)below - 1; /* all ones when key <= target */
+	*lo = (*lo & ~mask) | ((mid + 1) & mask);
+	*hi = (*hi & mask) | (mid & ~mask);
+}
+
+/* The mapping of pm covering pc: last entry with start <= pc, if pc < its end. */
+static __always_inline const struct unwind_map *unwind_find_map(const struct unwind_proc *pm,
+								__u64 pc)
+{
+	__u32 lo = 0, hi = pm->n, mid, i;
+	const struct unwind_map *m;
+
+	if (hi > UNWIND_MAX_MAPS)
+		hi = UNWIND_MAX_MAPS;
+	for (i = 0; i < UNWIND_MAP_STEPS && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		unwind_bsearch_step(&lo, &hi, mid, pm->m[mid & (UNWIND_MAX_MAPS - 1)].start, pc);
+	}
+	if (!lo)
+		return NULL;
+	m = &pm->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
+	return pc < m->end ? m : NULL;
+}
+
+/* The row of table covering tpc (relative to the table's base), NULL before its first. */
+static __always_inline const struct unwind_row *unwind_find_row(__u32 table, __u64 tpc)
+{
+	const struct unwind_table_info *t = bpf_map_lookup_elem(&unwind_tables, &table);
+	const struct unwind_row *r;
+	__u32 lo = 0, hi, mid, idx, i;
+
+	if (!t || tpc >> 32)
+		return NULL;
+	hi = t->n;
+	for (i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		idx = t->first + mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		unwind_bsearch_step(&lo, &hi, mid, r->pc, tpc);
+	}
+	if (!lo)
+		return NULL;
+	idx = t->first + lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* unwind_lookup's result: the row's type, rbp_off and cfa_off, and what was found. */
+#define UNWIND_LK_ROW	  (1ull << 32) /* a row covers the pc: the low 32 bits hold it */
+#define UNWIND_LK_NO_MAP  (1ull << 33) /* no mapping covers the pc: mappings stale */
+#define UNWIND_LK_TYPE(v) ((__u8)(v))
+#define UNWIND_LK_RBP(v)  ((__s8)((v) >> 8))
+#define UNWIND_LK_CFA(v)  ((__s16)((v) >> 16))
+
+/*
+ * The rule for pc in process pid (exact: pc is not a return address).  A global
+ * function: the verifier checks it once and sees only a number come back, instead of
+ * carrying every exit of its two searches into the rest of the frame step.
+ */
+__noinline __u64 unwind_lookup(__u32 pid, __u64 pc, __u32 exact)
+{
+	const struct unwind_proc *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	const struct unwind_map *m;
+	const struct unwind_row *r;
+
+	if (!pm)
+		return UNWIND_LK_NO_MAP;
+	m = unwind_find_map(pm, pc);
+	if (!m)
+		return UNWIND_LK_NO_MAP;
+	if (m->table == UNWIND_NO_TABLE)
+		return 0;
+	r = unwind_find_row(m->table, (exact ? pc : pc - 1) - m->adj);
+	if (!r)
+		return 0;
+	return UNWIND_LK_ROW | (__u64)(__u16)r->cfa_off << 16 | (__u64)(__u8)r->rbp_off << 8 |
+	       r->type;
+}
+
+/* Why the walk cannot go on from a frame the frame pointer could not step. */
+static __always_inline __u8 unwind_fail_reason(const struct unwind_walk *w)
+{
+	if (w->missing)
+		return UNWIND_END_TABLE_MISSING;
+	if (w->unsup)
+		return UNWIND_END_UNSUPPORTED;
+	return UNWIND_END_READ_FAILED;
+}
+
+static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
+{
+	struct unwind_walk *w = ctx;
+	struct unwind_buf *buf;
+	__u64 pc = w->pc, sp = w->sp, bp = w->bp, cfa, ra, v, lk;
+	__u32 n = w->n, rule = UNWIND_CFA_NONE, rbp_rule = UNWIND_RBP_SAME;
+	__s64 off = 0, rbp_off = 0;
+
+	if (n >= PROFILE_MAX_FRAMES) {
+		w->end = UNWIND_END_DEPTH;
+		return 1;
+	}
+	buf = bpf_map_lookup_elem(&unwind_bufs, &w->slot);
+	if (!buf) {
+		w->end = UNWIND_END_READ_FAILED;
+		return 1;
+	}
+	buf->ips[n] = pc;
+	w->n = n + 1;
+
+	lk = unwind_lookup(w->pid, pc, w->exact);
+	if (lk & UNWIND_LK_NO_MAP)
+		w->stale = 1;
+	if (lk & UNWIND_LK_ROW) {
+		rule = UNWIND_LK_TYPE(lk) & UNWIND_CFA_MASK;
+		rbp_rule = UNWIND_LK_TYPE(lk) >> UNWIND_RBP_SHIFT;
+		off = UNWIND_LK_CFA(lk);
+		rbp_off = UNWIND_LK_RBP(lk);
+	}
+
+	switch (rule) {
+	case UNWIND_CFA_OUTERMOST:
+		w->end = UNWIND_END_COMPLETE;
+		return 1;
+	case UNWIND_CFA_SIGNAL:
+		/* sp points at the ucontext the kernel pushed: the interrupted registers. */
+		if (bpf_probe_read_user(&w->pc, 8, (void *)(sp + UNWIND_SIG_RIP_OFF)) ||
+		    bpf_probe_read_user(&w->sp, 8, (void *)(sp + UNWIND_SIG_RSP_OFF)) ||
+		    bpf_probe_read_user(&w->bp, 8, (void *)(sp + UNWIND_SIG_RBP_OFF))) {
+			w->end = UNWIND_END_READ_FAILED;
+			return 1;
+		}
+		w->exact = 1;
+		w->cfi++;
+		return 0;
+	case UNWIND_CFA_RSP:
+		cfa = sp + off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = bp + off;
+		break;
+	case UNWIND_CFA_PLT:
+		/* Load bias is page aligned: pc & 15 is the PLT entry's offset. */
+		cfa = sp + off + ((pc & 15) >= 11 ? 8 : 0);
+		break;
+	case UNWIND_CFA_PLT_IBT:
+		cfa = sp + off + ((pc & 15) >= 10 ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (bpf_probe_read_user(&cfa, 8, (void *)(bp + off))) {
+			w->end = UNWIND_END_READ_FAILED;
+			return 1;
+		}
+		break;
+	default:
+		/* No table (or a row we cannot follow): the frame pointer. */
+		if (lk & UNWIND_LK_ROW)
+			w->unsup |= rule == UNWIND_CFA_UNSUPPORTED;
+		else
+			w->missing = 1;
+		if (unwind_mode == UNWIND_MODE_CFI) {
+			w->end = unwind_fail_reason(w);
+			return 1;
+		}
+		if (!bp) {
+			/* The outermost frame's rbp is 0 (the ABI's chain end). */
+			w->end = UNWIND_END_COMPLETE;
+			return 1;
+		}
+		if (bp <= sp || bpf_probe_read_user(&v, 8, (void *)bp) ||
+		    bpf_probe_read_user(&ra, 8, (void *)(bp + 8))) {
+			w->end = unwind_fail_reason(w);
+			return 1;
+		}
+		w->sp = bp + 16;
+		w->bp = v;
+		w->pc = ra;
+		w->exact = 0;
+		w->fp++;
+		if (!ra) {
+			w->end = UNWIND_END_COMPLETE;
+			return 1;
+		}
+		return 0;
+	}
+
+	/* The stack grows down: a caller's frame is above.  Anything else is garbage. */
+	if (cfa <= sp || bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+		w->end = UNWIND_END_READ_FAILED;
+		return 1;
+	}
+	switch (rbp_rule) {
+	case UNWIND_RBP_CFA_OFF:
+		if (bpf_probe_read_user(&v, 8, (void *)(cfa + 8 * rbp_off))) {
+			w->end = UNWIND_END_READ_FAILED;
+			return 1;
+		}
+		w->bp = v;
+		break;
+	case UNWIND_RBP_AT_RBP:
+		if (bpf_probe_read_user(&v, 8, (void *)(bp + 8 * rbp_off))) {
+			w->end = UNWIND_END_READ_FAILED;
+			return 1;
+		}
+		w->bp = v;
+		break;
+	case UNWIND_RBP_UNDEFINED:
+		w->bp = 0;
+		break;
+	default: /* UNWIND_RBP_SAME */
+		break;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	w->exact = 0;
+	w->cfi++;
+	if (!ra) {
+		w->end = UNWIND_END_COMPLETE;
+		return 1;
+	}
+	return 0;
+}
+
+/* Ask pa-record (once, until it has looked) to load the process's mappings. */
+static __always_inline void unwind_notify_missing(__u32 pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&unwind_missing, &pid, &one, BPF_NOEXIST))
+		return;
+	bpf_ringbuf_output(&unwind_notify, &pid, sizeof(pid), 0);
+}
+
+#define PF_KTHREAD_FLAG 0x00200000
+
+/*
+ * Walk the current task's user stack from its saved user registers into
+ * s->ips[nr_kernel..].  Returns the number of frames stored.
+ */
+static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel, __u32 slot)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct unwind_walk w = {};
+	struct unwind_buf *buf;
+	struct pt_regs *regs;
+	__u32 n;
+
+	if (nr_kernel > PROFILE_MAX_FRAMES)
+		return -1;
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD_FLAG)
+		return 0;
+	/* The registers saved at the kernel entry: the interrupted user state, whether
+	 * the sample hit user or kernel code, and at a switch out of a syscall. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	w.pc = BPF_CORE_READ(regs, ip);
+	w.sp = BPF_CORE_READ(regs, sp);
+	w.bp = BPF_CORE_READ(regs, bp);
+	if (!w.pc)
+		return 0;
+	w.pid = s->pid;
+	w.slot = slot;
+	w.exact = 1;
+	w.end = UNWIND_GOING;
+
+	bpf_loop(PROFILE_MAX_FRAMES + 1, unwind_step, &w, 0);
+
+	if (w.stale)
+		unwind_notify_missing(w.pid);
+	unwind_count(w.end < UNWIND_END_NR ? w.end : UNWIND_END_DEPTH, 1);
+	unwind_count(UNWIND_FRAMES_CFI, w.cfi);
+	unwind_count(UNWIND_FRAMES_FP, w.fp);
+
+	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
+	n = w.n;
+	if (!buf || !n)
+		return 0;
+	if (n > PROFILE_MAX_FRAMES)
+		n = PROFILE_MAX_FRAMES;
+	if (bpf_probe_read_kernel(&s->ips[nr_kernel], n * sizeof(__u64), buf->ips))
+		return -1;
+	return n;
+}
+
+#endif /* PA_UNWIND_BPF_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The contract between the BPF stack walker (unwind.bpf.h) and pa-record's user side
+ * (cmd/record/unwind.c): the maps that tell the walker where a process's code is and
+ * which rows of bpf/unwind_rows.h describe it, and the reasons a walk ends.
+ * Included by BPF code (after vmlinux.h) and by user space.
+ *
+ * Layout (simpler than the sharded proposal of unwind_rows.h, and enough here):
+ *   unwind_rows:   one ARRAY of struct unwind_row, BPF_F_MMAPABLE, sized at load
+ *                  (--unwind-rows); user space bump-allocates every table in it through
+ *                  mmap, so loading a table is a memcpy, not a syscall per row.  A
+ *                  table is loaded once per binary (by device/inode and build-id) and
+ *                  shared by every process that maps it.
+ *   unwind_tables: ARRAY, table id -> struct unwind_table_info (shard is always 0).
+ *   unwind_procs:  HASH, tgid -> struct unwind_proc: the process's executable file
+ *                  mappings, sorted by start, each with its table.
+ *   unwind_missing, unwind_notify: a process without an entry (or whose pc fell
+ *                  outside every mapping) is put in unwind_missing once, and its pid
+ *                  sent on the small unwind_notify ring so pa-record wakes and loads it.
+ */
+#ifndef PA_UNWIND_H
+#define PA_UNWIND_H
+
+#include "unwind_rows.h"
+
+/* --unwind */
+#define UNWIND_MODE_FP	 0 /* bpf_get_stack's frame-pointer walk */
+#define UNWIND_MODE_CFI	 1 /* CFI only: a frame without a table ends the walk */
+#define UNWIND_MODE_AUTO 2 /* CFI where a table covers the pc, frame pointer elsewhere */
+
+/* Executable mappings kept per process: a python with 60 extension modules has ~130. */
+#define UNWIND_MAX_MAPS	    512
+#define UNWIND_MAP_STEPS    10 /* binary search probes: log2(UNWIND_MAX_MAPS) + 1 */
+#define UNWIND_MAX_PROCS    4096
+#define UNWIND_MAX_TABLES   8192
+#define UNWIND_NO_TABLE	    0xffffffffu /* mapping known, but its file has no usable CFI */
+#define UNWIND_DEFAULT_ROWS (4u << 20)	/* 32 MiB of rows */
+
+struct unwind_map {
+	__u64 start, end; /* [start, end) in the process */
+	__u64 adj;	  /* table pc = pc - adj */
+	__u32 table;	  /* index into unwind_tables, or UNWIND_NO_TABLE */
+	__u32 __pad;
+};
+
+struct unwind_proc {
+	__u32 n; /* used entries of m[], sorted by start, non-overlapping */
+	__u32 __pad;
+	struct unwind_map m[UNWIND_MAX_MAPS];
+};
+
+/* Slots of the per-CPU unwind_stats counters: how each walk ended, then frame counts. */
+#define UNWIND_END_COMPLETE	 0 /* outermost row (undefined RA), or FP chain end (rbp 0) */
+#define UNWIND_END_TABLE_MISSING 1 /* a pc without a table, and the FP fallback failed */
+#define UNWIND_END_UNSUPPORTED	 2 /* a row the walker cannot follow, FP fallback failed */
+#define UNWIND_END_READ_FAILED	 3 /* user stack not readable where the rules pointed */
+#define UNWIND_END_DEPTH	 4 /* PROFILE_MAX_FRAMES reached: truncated */
+#define UNWIND_END_NR		 5
+#define UNWIND_FRAMES_CFI	 5 /* frames stepped by a CFI row */
+#define UNWIND_FRAMES_FP	 6 /* frames stepped by the frame pointer */
+#define UNWIND_STATS_NR		 7
+
+#endif /* PA_UNWIND_H */

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The user side of the CFI stack walker (bpf/unwind.bpf.h): load the unwind tables of
+ * the targets' executable mappings into the BPF maps of bpf/unwind.h, keep them
+ * current as processes dlopen, exec and start, and report how the walks ended.
+ *
+ * Tables come from cfi_cache_get (compiled once per binary, cached on disk by
+ * build-id), are loaded once per file (device/inode, then build-id) into the one
+ * mmap'ed row array, and shared by every process mapping the file.  A process is
+ * (re)loaded when the BPF side reports it unknown or stale (unwind_notify) or when the
+ * side-band shows it mapping code; in -a mode only on the first report, and at most
+ * UW_MAX_NEW_PER_ROUND new processes per round.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cfi_cache.h"
+#include "procfs.h"
+#include "profile.skel.h"
+#include "record.h"
+#include "unwind.h"
+#include "util.h"
+
+#define UW_MAX_NEW_PER_ROUND 16		   /* -a: processes loaded per 100 ms round */
+#define UW_STALE_RELOAD_NS   1000000000ULL /* a still-stale process: reload once a second */
+#define UW_MAX_SEGS	     8
+
+struct uw_seg {
+	uint64_t off, vaddr, filesz;
+};
+
+/* One binary seen: its table (or UNWIND_NO_TABLE) and where its segments load. */
+struct uw_file {
+	uint64_t dev, ino;
+	uint8_t bid[BID_MAX];
+	int bid_size;
+	uint32_t table;
+	uint64_t base;
+	struct uw_seg segs[UW_MAX_SEGS];
+	int nsegs;
+};
+
+struct uw_proc {
+	pid_t pid;
+	bool loaded;
+	bool pending;  /* reload at the next round */
+	bool notified; /* the BPF side asked: its unwind_missing entry is to be cleared */
+	uint64_t last_ns;
+};
+
+struct rec_unwind {
+	char *cache_dir;
+	struct unwind_row *rows; /* mmap of unwind_rows */
+	size_t rows_cap, rows_used, rows_len;
+	uint32_t nr_tables;
+	bool rows_full_warned;
+	struct uw_file *files;
+	size_t nr_files, cap_files;
+	struct uw_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct unwind_proc *val; /* scratch for one map value (16 KiB) */
+	struct bpf_link *exec_link;
+	uint64_t loads, cache_hits, compiled;
+};
+
+const char *rec_unwind_mode_name(uint32_t mode)
+{
+	return mode == UNWIND_MODE_FP ? "fp" : mode == UNWIND_MODE_CFI ? "cfi" : "auto";
+}
+
+int rec_unwind_parse_mode(const char *arg, uint32_t *mode)
+{
+	if (!strcmp(arg, "fp"))
+		*mode = UNWIND_MODE_FP;
+	else if (!strcmp(arg, "cfi"))
+		*mode = UNWIND_MODE_CFI;
+	else if (!strcmp(arg, "auto"))
+		*mode = UNWIND_MODE_AUTO;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Before load: the walker's mode, and the row array sized (or shrunk away with fp). */
+void rec_unwind_configure(struct rec_session *s)
+{
+	struct profile_bpf *skel = s->skel;
+	bool cfi = s->opts.unwind_mode != UNWIND_MODE_FP;
+	uint32_t rows = s->opts.unwind_rows ? s->opts.unwind_rows : UNWIND_DEFAULT_ROWS;
+
+	skel->rodata->unwind_mode = s->opts.unwind_mode;
+	bpf_map__set_max_entries(skel->maps.unwind_rows, cfi ? rows : 1);
+	if (!cfi) {
+		bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
+		bpf_map__set_max_entries(skel->maps.unwind_procs, 1);
+		bpf_map__set_max_entries(skel->maps.unwind_missing, 1);
+	}
+	bpf_program__set_autoload(skel->progs.on_exec, cfi);
+	/* Attached by rec_unwind_init, in every mode (profile_bpf__attach is not in -a). */
+	bpf_program__set_autoattach(skel->progs.on_exec, false);
+}
+
+static int on_notify(void *ctx, void *data, size_t size);
+
+/* After load: map the rows, hook the notifications into the sample loop. */
+int rec_unwind_init(struct rec_session *s)
+{
+	struct rec_unwind *u;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	if (s->opts.unwind_mode == UNWIND_MODE_FP)
+		return 0;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	s->uw = u;
+	u->val = malloc(sizeof(*u->val));
+	if (!u->val)
+		return -ENOMEM;
+	u->cache_dir = cfi_cache_default_dir(); /* NULL: compile every time, no cache */
+	u->rows_cap = bpf_map__max_entries(s->skel->maps.unwind_rows);
+	u->rows_len = (u->rows_cap * sizeof(struct unwind_row) + page - 1) / page * page;
+	u->rows = mmap(NULL, u->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(s->skel->maps.unwind_rows), 0);
+	if (u->rows == MAP_FAILED) {
+		err = -errno;
+		u->rows = NULL;
+		pa_err("cannot mmap the unwind row map: %s; use --unwind fp", strerror(-err));
+		return err;
+	}
+	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.unwind_notify), on_notify, s)) {
+		err = -errno;
+		pa_err("cannot set up the unwind notification ring: %s", strerror(-err));
+		return err;
+	}
+	u->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	if (!u->exec_link) {
+		err = -errno;
+		pa_err("cannot attach to the sched_process_exec tracepoint: %s; use --unwind fp",
+		       strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static struct uw_proc *proc_get(struct rec_unwind *u, pid_t pid, bool create)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_procs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	if (!create)
+		return NULL;
+	if (u->nr_procs == u->cap_procs) {
+		size_t cap = u->cap_procs ? 2 * u->cap_procs : 64;
+		struct uw_proc *v = realloc(u->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		u->procs = v;
+		u->cap_procs = cap;
+	}
+	u->procs[u->nr_procs] = (struct uw_proc){.pid = pid};
+	return &u->procs[u->nr_procs++];
+}
+
+static void proc_forget(struct rec_unwind *u, struct uw_proc *p)
+{
+	*p = u->procs[--u->nr_procs];
+}
+
+/* ring_buffer callback for unwind_notify: a pid the walker found unknown or stale. */
+static int on_notify(void *ctx, void *data, size_t size)
+{
+	struct rec_session *s = ctx;
+	struct uw_proc *p;
+	uint32_t pid;
+
+	if (size < sizeof(pid) || !s->uw)
+		return 0;
+	memcpy(&pid, data, sizeof(pid));
+	p = proc_get(s->uw, pid, true);
+	if (p) {
+		p->pending = true;
+		p->notified = true;
+	}
+	return 0;
+}
+
+/* Load segments of the ELF file open at fd: where each file offset lands in vaddr. */
+static int read_segs(int fd, struct uw_file *f)
+{
+	Elf *e;
+	size_t i, n;
+	GElf_Phdr ph;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -ENOEXEC;
+	if (elf_getphdrnum(e, &n)) {
+		elf_end(e);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < n && f->nsegs < UW_MAX_SEGS; i++) {
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->segs[f->nsegs++] = (struct uw_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+	}
+	elf_end(e);
+	return 0;
+}
+
+/* Put t's rows into the row array and register it: its table id, or UNWIND_NO_TABLE. */
+static uint32_t table_load(struct rec_session *s, const struct cfi_table *t, const char *path)
+{
+	struct rec_unwind *u = s->uw;
+	struct unwind_table_info info = {};
+	uint32_t id = u->nr_tables;
+
+	if (!t->n)
+		return UNWIND_NO_TABLE;
+	if (t->n >= (1u << UNWIND_SEARCH_STEPS)) {
+		pa_warn("%s: %u unwind rows, over the walker's %u; its frames use frame pointers",
+			path, t->n, (1u << UNWIND_SEARCH_STEPS) - 1);
+		return UNWIND_NO_TABLE;
+	}
+	if (u->rows_used + t->n > u->rows_cap || id >= UNWIND_MAX_TABLES) {
+		if (!u->rows_full_warned)
+			pa_warn("unwind tables full (%zu rows, %u tables); raise --unwind-rows",
+				u->rows_cap, UNWIND_MAX_TABLES);
+		u->rows_full_warned = true;
+		return UNWIND_NO_TABLE;
+	}
+	memcpy(u->rows + u->rows_used, t->rows, t->n * sizeof(*t->rows));
+	info.first = u->rows_used;
+	info.n = t->n;
+	if (bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &info, sizeof(info),
+				 BPF_ANY))
+		return UNWIND_NO_TABLE;
+	u->rows_used += t->n;
+	u->nr_tables++;
+	return id;
+}
+
+/* The file of one mapping: known already (same inode or build-id), or loaded now. */
+static struct uw_file *file_get(struct rec_session *s, pid_t pid, const struct proc_map *m)
+{
+	struct rec_unwind *u = s->uw;
+	uint64_t dev = makedev(m->maj, m->min);
+	struct uw_file f = {.dev = dev, .ino = m->ino, .table = UNWIND_NO_TABLE};
+	struct cfi_table *t;
+	char path[4200];
+	bool hit = false;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < u->nr_files; i++)
+		if (u->files[i].ino == m->ino && u->files[i].dev == dev && !m->deleted)
+			return &u->files[i];
+	/* map_files reaches deleted files and other mount namespaces; root/ is the
+	 * fallback where it is not readable. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+	f.bid_size = bid_read_fd(fd, f.bid);
+	if (read_segs(fd, &f))
+		f.nsegs = 0;
+	close(fd);
+	for (i = 0; f.bid_size > 0 && i < u->nr_files; i++)
+		if (u->files[i].bid_size == f.bid_size &&
+		    !memcmp(u->files[i].bid, f.bid, f.bid_size)) {
+			f.table = u->files[i].table;
+			f.base = u->files[i].base;
+			goto add;
+		}
+	if (f.nsegs) {
+		t = cfi_cache_get(u->cache_dir, path, NULL, &hit);
+		if (t) {
+			f.base = t->base;
+			f.table = table_load(s, t, m->path);
+			u->loads++;
+			if (hit)
+				u->cache_hits++;
+			else
+				u->compiled++;
+			cfi_table_free(t);
+		} else if (s->opts.verbose) {
+			pa_warn("no unwind table for %s: %s", m->path, strerror(errno));
+		}
+	}
+add:
+	if (u->nr_files == u->cap_files) {
+		size_t cap = u->cap_files ? 2 * u->cap_files : 64;
+		struct uw_file *v = realloc(u->files, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		u->files = v;
+		u->cap_files = cap;
+	}
+	u->files[u->nr_files] = f;
+	return &u->files[u->nr_files++];
+}
+
+/* Fill e for mapping m of a file: table pc = pc - adj. */
+static void map_entry(const struct uw_file *f, const struct proc_map *m, struct unwind_map *e)
+{
+	int i;
+
+	e->start = m->start;
+	e->end = m->end;
+	e->table = UNWIND_NO_TABLE;
+	if (!f || f->table == UNWIND_NO_TABLE)
+		return;
+	for (i = 0; i < f->nsegs; i++) {
+		const struct uw_seg *g = &f->segs[i];
+
+		/* The kernel maps a segment from its offset rounded down to a page. */
+		if ((g->off & ~4095ULL) <= m->pgoff && m->pgoff < g->off + g->filesz) {
+			uint64_t vstart = g->vaddr + (m->pgoff - g->off); /* mod 2^64 */
+
+			e->adj = m->start - vstart + f->base;
+			e->table = f->table;
+			return;
+		}
+	}
+}
+
+/* Read pid's executable mappings and publish them.  -ESRCH when it is gone. */
+static int proc_load(struct rec_session *s, pid_t pid)
+{
+	struct rec_unwind *u = s->uw;
+	struct unwind_proc *v = u->val;
+	struct proc_map *maps = NULL;
+	uint32_t key = pid;
+	int i, n;
+
+	n = proc_read_maps(pid, true, &maps);
+	if (n < 0)
+		return -ESRCH;
+	memset(v, 0, sizeof(*v));
+	for (i = 0; i < n && v->n < UNWIND_MAX_MAPS; i++) {
+		const struct proc_map *m = &maps[i];
+		struct uw_file *f = NULL;
+
+		if (m->path[0] == '/')
+			f = file_get(s, pid, m);
+		map_entry(f, m, &v->m[v->n++]);
+	}
+	proc_maps_free(maps, n);
+	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &key, sizeof(key), v, sizeof(*v),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* A process to load now (a -p target at attach). */
+int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
+{
+	struct uw_proc *p;
+
+	if (!s->uw)
+		return 0;
+	p = proc_get(s->uw, pid, true);
+	if (!p)
+		return -ENOMEM;
+	p->loaded = !proc_load(s, pid);
+	p->last_ns = pa_now_ns();
+	return 0;
+}
+
+/* Side-band: pid mapped code (dlopen, exec, a new process). */
+void rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot)
+{
+	struct uw_proc *p;
+
+	if (!s->uw || !(prot & PROT_EXEC))
+		return;
+	/* -a: unknown processes wait for the walker to ask for them. */
+	p = proc_get(s->uw, pid, !s->opts.system_wide);
+	if (p)
+		p->pending = true;
+}
+
+/* Side-band: the process exited: its entry goes (pids get recycled). */
+void rec_unwind_note_exit(struct rec_session *s, pid_t pid)
+{
+	struct rec_unwind *u = s->uw;
+	struct uw_proc *p;
+	uint32_t key = pid;
+
+	if (!u || !(p = proc_get(u, pid, false)))
+		return;
+	bpf_map__delete_elem(s->skel->maps.unwind_procs, &key, sizeof(key), 0);
+	bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
+	proc_forget(u, p);
+}
+
+/* Once per round, after the side-band: (re)load the processes that need it. */
+void rec_unwind_round(struct rec_session *s)
+{
+	struct rec_unwind *u = s->uw;
+	uint64_t now = pa_now_ns();
+	size_t i, fresh = 0;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->nr_procs; i++) {
+		struct uw_proc *p = &u->procs[i];
+		uint32_t key = p->pid;
+		int err;
+
+		if (!p->pending)
+			continue;
+		/* A process that stays stale after a load (pc in code mapped without a
+		 * file, e.g. a JIT) is not reloaded on every sample's report. */
+		if (p->loaded && p->notified && now - p->last_ns < UW_STALE_RELOAD_NS)
+			continue;
+		if (!p->loaded && s->opts.system_wide && fresh++ >= UW_MAX_NEW_PER_ROUND)
+			continue;
+		err = proc_load(s, p->pid);
+		p->loaded = !err;
+		p->last_ns = now;
+		p->pending = false;
+		if (p->notified)
+			bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
+		p->notified = false;
+		if (err == -ESRCH) {
+			proc_forget(u, p);
+			i--;
+		}
+	}
+}
+
+/* "stacks: 99.8% complete (cfi), 0.2% table missing" */
+void rec_unwind_summary(struct rec_session *s)
+{
+	static const char *const names[UNWIND_END_NR] = {"complete", "table missing",
+							 "rule unsupported", "stack read failed",
+							 "depth limit"};
+	uint64_t tot[UNWIND_STATS_NR] = {}, vals[s->nr_possible], all = 0;
+	char line[512];
+	size_t len;
+	uint32_t k;
+	int i;
+
+	if (!s->uw)
+		return;
+	for (k = 0; k < UNWIND_STATS_NR; k++) {
+		if (bpf_map__lookup_elem(s->skel->maps.unwind_stats, &k, sizeof(k), vals,
+					 sizeof(vals), 0))
+			return;
+		for (i = 0; i < s->nr_possible; i++)
+			tot[k] += vals[i];
+	}
+	for (k = 0; k < UNWIND_END_NR; k++)
+		all += tot[k];
+	if (!all)
+		return;
+	len = snprintf(line, sizeof(line), "stacks: %.1f%% complete (%s)",
+		       100.0 * tot[UNWIND_END_COMPLETE] / all,
+		       rec_unwind_mode_name(s->opts.unwind_mode));
+	for (k = 1; k < UNWIND_END_NR && len < sizeof(line); k++)
+		if (tot[k])
+			len += snprintf(line + len, sizeof(line) - len, ", %.1f%% %s",
+					100.0 * tot[k] / all, names[k]);
+	pa_info("%s", line);
+	if (s->opts.verbose)
+		pa_info("unwind: %llu walks, %llu cfi + %llu fp frames; %u tables (%zu rows, "
+			"%llu from cache, %llu compiled)",
+			(unsigned long long)all, (unsigned long long)tot[UNWIND_FRAMES_CFI],
+			(unsigned long long)tot[UNWIND_FRAMES_FP], s->uw->nr_tables,
+			s->uw->rows_used, (unsigned long long)s->uw->cache_hits,
+			(unsigned long long)s->uw->compiled);
+}
+
+void rec_unwind_free(struct rec_session *s)
+{
+	struct rec_unwind *u = s->uw;
+
+	if (!u)
+		return;
+	bpf_link__destroy(u->exec_link);
+	if (u->rows)
+		munmap(u->rows, u->rows_len);
+	free(u->cache_dir);
+	free(u->files);
+	free(u->procs);
+	free(u->val);
+	free(u);
+	s->uw = NULL;
+}
