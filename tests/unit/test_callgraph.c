@@ -98,8 +98,44 @@ static void test_many_stacks(void)
 	cg_free(cg);
 }
 
+static void test_inlined_frames(void)
+{
+	struct cg_profile *cg = cg_new();
+	/* mix and helper inlined into work at 0x40: three frames share the ip */
+	struct frame a[] = {fr(0x40, "mix", false), fr(0x40, "helper", false),
+			    fr(0x40, "work", false), fr(0x30, "main", false)};
+	struct frame b[] = {fr(0x40, "work", false), fr(0x30, "main", false)};
+	const struct cg_stack *s;
+
+	a[0].inlined = a[1].inlined = true;
+	a[0].srcfile = "w.c";
+	a[0].line = 6;
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
+	/* the real function alone at that ip (--no-inline): another stack, its frame shared */
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", b, 2, 1, 0));
+	CHECK_EQ_U64(cg_nr_stacks(cg), 2);
+	CHECK_EQ_U64(cg_nr_frames(cg), 4);
+	s = cg_stack(cg, 0);
+	CHECK_EQ_U64(s->count, 2);
+	CHECK(cg_frame(cg, s->frames[0])->inlined);
+	CHECK(cg_frame(cg, s->frames[1])->inlined);
+	CHECK(!cg_frame(cg, s->frames[2])->inlined);
+	CHECK_STR(cg_frame(cg, s->frames[0])->name, "mix");
+	CHECK_STR(cg_frame(cg, s->frames[0])->srcfile, "w.c");
+	CHECK_EQ_U64(cg_frame(cg, s->frames[0])->line, 6);
+	CHECK(cg_frame(cg, s->frames[2])->srcfile == NULL);
+	CHECK_EQ_U64(cg_stack(cg, 1)->frames[0], s->frames[2]);
+	/* an inlined frame without a name cannot be told apart: it counts as real */
+	a[0].sym = NULL;
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
+	CHECK(!cg_frame(cg, cg_stack(cg, 2)->frames[0])->inlined);
+	cg_free(cg);
+}
+
 int main(void)
 {
+	RUN(test_inlined_frames);
 	RUN(test_stacks_interned);
 	RUN(test_events_and_kernel);
 	RUN(test_empty_stack_is_unknown);

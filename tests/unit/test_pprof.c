@@ -196,8 +196,65 @@ static void test_no_events_is_einval(void)
 	cg_free(cg);
 }
 
+static void test_inlined_lines(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame a[] = {fr(0x40, "mix", false), fr(0x40, "work", false),
+			    fr(0x30, "main", false)};
+	const Perftools__Profiles__Location *l = NULL;
+	const Perftools__Profiles__Sample *smp;
+	uint8_t *gz = NULL;
+	size_t len = 0, i, j;
+	pb_profile *p;
+	const char *names[2] = {"", ""};
+	const char *files[2] = {"", ""};
+
+	a[0].inlined = true;
+	a[0].srcfile = "mix.h";
+	a[0].line = 6;
+	a[1].srcfile = "w.c";
+	a[1].line = 13;
+	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 3, 1000, 0));
+	CHECK(!pprof_encode(cg, &(struct pprof_opts){0}, &gz, &len));
+	p = decode(gz, len);
+	CHECK(p != NULL);
+	if (!p)
+		goto out;
+	/* the sample's leaf Location is the real frame's, carrying both functions */
+	CHECK_EQ_U64(p->n_sample, 1);
+	smp = p->sample[0];
+	CHECK_EQ_U64(smp->n_location_id, 2);
+	for (i = 0; i < p->n_location; i++)
+		if (p->location[i]->id == smp->location_id[0])
+			l = p->location[i];
+	CHECK(l != NULL);
+	if (!l)
+		goto out;
+	CHECK_EQ_U64(l->address, 0x40);
+	CHECK_EQ_U64(l->n_line, 2);
+	for (i = 0; i < l->n_line && i < 2; i++)
+		for (j = 0; j < p->n_function; j++)
+			if (p->function[j]->id == l->line[i]->function_id) {
+				names[i] = str(p, p->function[j]->name);
+				files[i] = str(p, p->function[j]->filename);
+			}
+	/* inlined first, the real function last, as pprof reads them */
+	CHECK_STR(names[0], "mix");
+	CHECK_STR(names[1], "work");
+	CHECK_STR(files[0], "mix.h");
+	CHECK_STR(files[1], "w.c");
+	CHECK_EQ_U64(l->line[0]->line, 6);
+	CHECK_EQ_U64(l->line[1]->line, 13);
+	CHECK_STR(loc_name(p, smp->location_id[1]), "main");
+out:
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(gz);
+	cg_free(cg);
+}
+
 int main(void)
 {
+	RUN(test_inlined_lines);
 	RUN(test_cpu_profile);
 	RUN(test_offcpu_columns);
 	RUN(test_value_types);
