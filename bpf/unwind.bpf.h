@@ -173,6 +173,8 @@ __noinline __u64 unwind_lookup(__u32 pid, __u64 pc, __u32 exact)
 
 	if (!pm)
 		return UNWIND_LK_NO_MAP;
+	if (pc >> 63)
+		return 0;
 	m = unwind_find_map(pm, pc);
 	if (!m)
 		return UNWIND_LK_NO_MAP;

@@ -44,7 +44,7 @@ struct unwind_map {
 };
 
 struct unwind_proc {
-	__u32 n; /* used entries of m[], sorted by start, non-overlapping */
+	__u32 n; /* used entries of m[], sorted by start, non-overlapping, all below 2^63 */
 	__u32 __pad;
 	struct unwind_map m[UNWIND_MAX_MAPS];
 };

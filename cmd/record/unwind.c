@@ -37,6 +37,7 @@
 
 struct uw_seg {
 	uint64_t off, vaddr, filesz;
+	bool exec;
 };
 
 /* One binary seen: its table (or UNWIND_NO_TABLE) and where its segments load. */
@@ -53,9 +54,9 @@ struct uw_file {
 struct uw_proc {
 	pid_t pid;
 	bool loaded;
-	bool pending;  /* reload at the next round */
-	bool notified; /* the BPF side asked: its unwind_missing entry is to be cleared */
-	uint64_t last_ns;
+	bool pending;	    /* reload at the next round */
+	bool notified;	    /* the BPF side asked: its unwind_missing entry is to be cleared */
+	uint64_t notify_ns; /* when the last load the BPF side asked for ran */
 };
 
 struct rec_unwind {
@@ -217,7 +218,8 @@ static int read_segs(int fd, struct uw_file *f)
 	for (i = 0; i < n && f->nsegs < UW_MAX_SEGS; i++) {
 		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		f->segs[f->nsegs++] = (struct uw_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+		f->segs[f->nsegs++] =
+			(struct uw_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags & PF_X};
 	}
 	elf_end(e);
 	return 0;
@@ -334,8 +336,10 @@ static void map_entry(const struct uw_file *f, const struct proc_map *m, struct 
 	for (i = 0; i < f->nsegs; i++) {
 		const struct uw_seg *g = &f->segs[i];
 
-		/* The kernel maps a segment from its offset rounded down to a page. */
-		if ((g->off & ~4095ULL) <= m->pgoff && m->pgoff < g->off + g->filesz) {
+		/* The kernel maps a segment from its offset rounded down to a page, so
+		 * the page before an executable segment often holds the end of the
+		 * read-only one too: an executable mapping is its executable segment. */
+		if (g->exec && (g->off & ~4095ULL) <= m->pgoff && m->pgoff < g->off + g->filesz) {
 			uint64_t vstart = g->vaddr + (m->pgoff - g->off); /* mod 2^64 */
 
 			e->adj = m->start - vstart + f->base;
@@ -362,9 +366,18 @@ static int proc_load(struct rec_session *s, pid_t pid)
 		const struct proc_map *m = &maps[i];
 		struct uw_file *f = NULL;
 
+		/* [vsyscall] sits above 2^63, where the walker's branch-free search
+		 * cannot compare; it holds no code a stack walk needs. */
+		if (m->start >> 63)
+			continue;
 		if (m->path[0] == '/')
 			f = file_get(s, pid, m);
-		map_entry(f, m, &v->m[v->n++]);
+		map_entry(f, m, &v->m[v->n]);
+		if (s->opts.verbose > 1)
+			pa_info("unwind: pid %d %llx-%llx %s table %d adj %llx", pid,
+				(unsigned long long)m->start, (unsigned long long)m->end, m->path,
+				(int)v->m[v->n].table, (unsigned long long)v->m[v->n].adj);
+		v->n++;
 	}
 	proc_maps_free(maps, n);
 	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &key, sizeof(key), v, sizeof(*v),
@@ -384,7 +397,6 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->loaded = !proc_load(s, pid);
-	p->last_ns = pa_now_ns();
 	return 0;
 }
 
@@ -431,15 +443,18 @@ void rec_unwind_round(struct rec_session *s)
 
 		if (!p->pending)
 			continue;
-		/* A process that stays stale after a load (pc in code mapped without a
-		 * file, e.g. a JIT) is not reloaded on every sample's report. */
-		if (p->loaded && p->notified && now - p->last_ns < UW_STALE_RELOAD_NS)
+		/* The first report after a load is answered at once (a dlopen the
+		 * side-band has not shown yet); a process that stays stale (a pc in
+		 * code without a file mapping, e.g. a JIT) is not reloaded on every
+		 * sample's report. */
+		if (p->loaded && p->notified && p->notify_ns &&
+		    now - p->notify_ns < UW_STALE_RELOAD_NS)
 			continue;
 		if (!p->loaded && s->opts.system_wide && fresh++ >= UW_MAX_NEW_PER_ROUND)
 			continue;
 		err = proc_load(s, p->pid);
 		p->loaded = !err;
-		p->last_ns = now;
+		p->notify_ns = p->notified ? now : 0;
 		p->pending = false;
 		if (p->notified)
 			bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
