@@ -55,6 +55,7 @@ struct uw_proc {
 	pid_t pid;
 	bool loaded;
 	bool pending;	    /* reload at the next round */
+	bool mapped;	    /* the side-band showed it mapping code since the last load */
 	bool notified;	    /* the BPF side asked: its unwind_missing entry is to be cleared */
 	uint64_t notify_ns; /* when the last load the BPF side asked for ran */
 };
@@ -409,8 +410,10 @@ void rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot)
 		return;
 	/* -a: unknown processes wait for the walker to ask for them. */
 	p = proc_get(s->uw, pid, !s->opts.system_wide);
-	if (p)
+	if (p) {
 		p->pending = true;
+		p->mapped = true;
+	}
 }
 
 /* Side-band: the process exited: its entry goes (pids get recycled). */
@@ -447,7 +450,7 @@ void rec_unwind_round(struct rec_session *s)
 		 * side-band has not shown yet); a process that stays stale (a pc in
 		 * code without a file mapping, e.g. a JIT) is not reloaded on every
 		 * sample's report. */
-		if (p->loaded && p->notified && p->notify_ns &&
+		if (p->loaded && !p->mapped && p->notified && p->notify_ns &&
 		    now - p->notify_ns < UW_STALE_RELOAD_NS)
 			continue;
 		if (!p->loaded && s->opts.system_wide && fresh++ >= UW_MAX_NEW_PER_ROUND)
@@ -456,6 +459,7 @@ void rec_unwind_round(struct rec_session *s)
 		p->loaded = !err;
 		p->notify_ns = p->notified ? now : 0;
 		p->pending = false;
+		p->mapped = false;
 		if (p->notified)
 			bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
 		p->notified = false;
