@@ -48,6 +48,7 @@ struct cg_profile {
 	struct cg_event *events;
 	size_t nr_events;
 
+	bool leaf_only;	       /* cg_set_leaf_only */
 	struct frame *scratch; /* CG_MAX_FRAMES resolved frames */
 	uint32_t *ids;	       /* CG_MAX_FRAMES frame ids */
 };
@@ -458,6 +459,25 @@ static void count_lost(struct cg_profile *cg, struct pd_reader *r, const struct 
 		cev->lost += lost;
 }
 
+void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only)
+{
+	cg->leaf_only = leaf_only;
+}
+
+/* s with its callchain cut after the first address (context markers kept before). */
+static struct pd_sample leaf_of(const struct pd_sample *s)
+{
+	struct pd_sample l = *s;
+	uint64_t i;
+
+	for (i = 0; i < s->nr_ips; i++)
+		if (s->ips[i] < PERF_CONTEXT_MAX) {
+			l.nr_ips = i + 1;
+			break;
+		}
+	return l;
+}
+
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen)
 {
@@ -493,7 +513,13 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
 		if (!period)
 			period = 1;
-		nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
+		if (cg->leaf_only) {
+			struct pd_sample leaf = leaf_of(s);
+
+			nr = machine_resolve(m, &leaf, cg->scratch, CG_MAX_FRAMES);
+		} else {
+			nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
+		}
 		state = evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW)
 				? offcpu_raw_state(s->raw, s->raw_size)
 				: NULL;

@@ -80,6 +80,13 @@ struct cg_profile *cg_new(void);
 void cg_free(struct cg_profile *cg);
 
 /*
+ * Keep only each sample's leaf (its function and the ones inlined there): for
+ * reports that show neither callers nor call graphs, which then symbolize one
+ * address per sample instead of the whole chain.  Call before cg_load.
+ */
+void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only);
+
+/*
  * Read every record of r, feeding m and adding each kept sample.  0, or -errno with
  * one line naming the cause in err (the reader's error text for a bad stream).
  */

@@ -314,6 +314,8 @@ int main(int argc, char **argv)
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
 	};
+	/* Flat output needs the leaves only: skip symbolizing whole chains. */
+	cg_set_leaf_only(cg, rep.children == 0 && rep.order == ORDER_NONE);
 	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
 
