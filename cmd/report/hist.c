@@ -114,7 +114,33 @@ static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *
 	return e;
 }
 
-static struct chain_node *kid_get(const struct hists *h, struct chain_node *n, uint32_t frame)
+#define ARENA_BLOCK (1u << 20)
+
+/* size bytes, zeroed and aligned, from h's arena; NULL when out of memory. */
+static void *arena_alloc(struct hists *h, size_t size)
+{
+	struct hist_arena_block *b = h->arena;
+	size_t units = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t);
+	void *p;
+
+	if (!b || b->used + units > b->cap) {
+		size_t cap = units > ARENA_BLOCK / sizeof(max_align_t)
+				     ? units
+				     : ARENA_BLOCK / sizeof(max_align_t);
+
+		b = calloc(1, sizeof(*b) + cap * sizeof(max_align_t));
+		if (!b)
+			return NULL;
+		b->cap = cap;
+		b->next = h->arena;
+		h->arena = b;
+	}
+	p = &b->data[b->used];
+	b->used += units;
+	return p;
+}
+
+static struct chain_node *kid_get(struct hists *h, struct chain_node *n, uint32_t frame)
 {
 	const struct cg_frame *f = cg_frame(h->cg, frame);
 	uint32_t func = f->func;
@@ -127,15 +153,18 @@ static struct chain_node *kid_get(const struct hists *h, struct chain_node *n, u
 		    cg_frame(h->cg, n->kids[i]->frame)->inlined == f->inlined)
 			return n->kids[i];
 	if (n->nr_kids == n->cap_kids) {
+		/* The arena cannot grow in place: the old array stays behind (<= 2x). */
 		size_t cap = n->cap_kids ? n->cap_kids * 2 : 2;
-		struct chain_node **kids = realloc(n->kids, cap * sizeof(*kids));
+		struct chain_node **kids = arena_alloc(h, cap * sizeof(*kids));
 
 		if (!kids)
 			return NULL;
+		if (n->nr_kids)
+			memcpy(kids, n->kids, n->nr_kids * sizeof(*kids));
 		n->kids = kids;
 		n->cap_kids = cap;
 	}
-	k = calloc(1, sizeof(*k));
+	k = arena_alloc(h, sizeof(*k));
 	if (!k)
 		return NULL;
 	k->func = func;
@@ -144,7 +173,7 @@ static struct chain_node *kid_get(const struct hists *h, struct chain_node *n, u
 	return k;
 }
 
-static int chain_add(const struct hists *h, struct hist_entry *e, const uint32_t *seq, size_t nr,
+static int chain_add(struct hists *h, struct hist_entry *e, const uint32_t *seq, size_t nr,
 		     uint64_t period)
 {
 	struct chain_node *root = &e->root, *n = root;
@@ -361,17 +390,6 @@ void hists_sort(struct hists *h)
 	h->entries = out;
 }
 
-static void chain_free(struct chain_node *n)
-{
-	size_t i;
-
-	for (i = 0; i < n->nr_kids; i++) {
-		chain_free(n->kids[i]);
-		free(n->kids[i]);
-	}
-	free(n->kids);
-}
-
 void hists_free(struct hists *h)
 {
 	size_t i;
@@ -381,9 +399,14 @@ void hists_free(struct hists *h)
 
 		for (; e; e = next) {
 			next = e->next_hash;
-			chain_free(&e->root);
 			free(e);
 		}
+	}
+	while (h->arena) {
+		struct hist_arena_block *b = h->arena;
+
+		h->arena = b->next;
+		free(b);
 	}
 	free(h->buckets);
 	free(h->entries);

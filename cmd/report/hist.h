@@ -51,8 +51,17 @@ struct hist_entry {
 	struct hist_entry *next_hash;
 };
 
+/* Call-graph nodes live in big blocks, freed at once: tries of millions of nodes
+ * would otherwise cost as much to free as to build. */
+struct hist_arena_block {
+	struct hist_arena_block *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
 struct hists {
 	const struct cg_profile *cg;
+	struct hist_arena_block *arena;
 	struct hist_opts opts;
 	struct hist_entry **buckets;
 	size_t nr_buckets;
