@@ -1,0 +1,181 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The CFI stack walker end to end (real BPF, root): binaries without frame pointers
+# (C and C++ gcc -O2 -fomit-frame-pointer, Rust release), Debian's libc (qsort) and
+# liblzma (xz), a library dlopen'ed after attach, recursion deeper than the frame
+# limit, and --unwind fp as the control that shows the chain broken without CFI.
+# perf record --call-graph dwarf on the same binary is the oracle for the chain.
+
+load lib/helpers
+
+WL_SRC=$PA_ROOT/tests/workloads
+
+# hot_chains FILE HOT: one line per sample whose innermost user frame is HOT: the user
+# frames' symbols, innermost first, ';'-joined, up to and including main.  Direct
+# recursion (the same symbol twice in a row, e.g. glibc's msort) counts once: its depth
+# varies from sample to sample.
+hot_chains() {
+	perf script -i "$1" -F ip,sym,dso --no-inline 2>/dev/null | awk -v hot="$2" '
+	function flush(  i, out) {
+		if (n && syms[1] == hot) {
+			out = syms[1]
+			for (i = 2; i <= n; i++) {
+				out = out ";" syms[i]
+				if (syms[i] == "main")
+					break
+			}
+			print out
+		}
+		n = 0
+	}
+	/^[ \t]*$/ { flush(); next }
+	/^[ \t]+[0-9a-f]+ / {
+		if (n == 0 && $0 ~ /\[kernel\.kallsyms\]\)$/)
+			next
+		line = $0
+		sub(/^[ \t]+[0-9a-f]+ /, "", line)
+		sub(/ \([^()]*\)$/, "", line)
+		sub(/\+0x[0-9a-f]+$/, "", line)
+		if (n && syms[n] == line)
+			next
+		syms[++n] = line
+		next
+	}
+	END { flush() }'
+}
+
+# dwarf_chain BIN HOT ARGS...: the most common chain of HOT under perf's DWARF unwinder.
+dwarf_chain() {
+	local bin=$1 hot=$2 try
+	shift 2
+	for try in 1 2 3; do
+		if perf record -q -B --no-bpf-event --call-graph dwarf -F 999 -o dwarf.data -- \
+			"$bin" "$@" >/dev/null 2>&1 &&
+			perf script -F tid -i dwarf.data >/dev/null 2>&1; then
+			hot_chains dwarf.data "$hot" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }'
+			return 0
+		fi
+	done
+	fail "perf record --call-graph dwarf failed 3 times on $bin"
+}
+
+# check_chain BIN HOT ARGS...: pa-record's stacks of HOT match perf's DWARF chain in
+# 99% or more of the samples, and that chain reaches main.
+check_chain() {
+	local bin=$1 hot=$2 want total good
+	shift 2
+	want=$(dwarf_chain "$bin" "$hot" "$@") || return 1
+	echo "oracle chain: $want"
+	[[ $want == *";main" ]] || fail "perf --call-graph dwarf did not reach main: '$want'"
+	pa_record -F 999 -o pa.data -- "$bin" "$@" 2>rec.err >/dev/null
+	cat rec.err
+	grep -q "stacks: .*complete (auto)" rec.err || fail "no unwind summary line"
+	hot_chains pa.data "$hot" >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF -- "$want" chains.txt || true)
+	echo "$good of $total samples of $hot have the oracle chain"
+	sort chains.txt | uniq -c | sort -rn | head -3
+	[ "$total" -ge 300 ] || fail "only $total samples of $hot"
+	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	require_root
+	require_perf
+	require_bin "$PA_RECORD"
+}
+
+@test "unwind: C -O2 -fomit-frame-pointer: hot chain reaches main as perf dwarf sees it" {
+	gcc -O2 -fomit-frame-pointer -o nofp_c "$WL_SRC/nofp_chain.c"
+	check_chain ./nofp_c chain_hot 2
+}
+
+@test "unwind: C++ g++ -O2 -fomit-frame-pointer (virtual call, exceptions)" {
+	command -v g++ >/dev/null || skip "g++ not installed"
+	g++ -O2 -fomit-frame-pointer -o nofp_cxx "$WL_SRC/nofp_chain.cc"
+	check_chain ./nofp_cxx wl::chain_hot 2
+}
+
+@test "unwind: Rust release build (rustc -O)" {
+	command -v rustc >/dev/null || skip "rustc not installed"
+	rustc -O -o nofp_rs "$WL_SRC/nofp_chain.rs"
+	check_chain ./nofp_rs nofp_chain::chain_hot 2
+}
+
+@test "unwind: through Debian's libc (qsort comparator)" {
+	gcc -O2 -fomit-frame-pointer -o nofp_qsort "$WL_SRC/nofp_qsort.c"
+	check_chain ./nofp_qsort by_key 2
+}
+
+@test "unwind: Debian's xz and liblzma: 99% of stacks reach __libc_start_main" {
+	command -v xz >/dev/null || skip "xz not installed"
+	{ head -c 1500000 /dev/urandom | base64; seq 1 300000; } >data.txt
+	pa_record -F 999 -o pa.data -- xz -6 -c data.txt 2>rec.err >/dev/null
+	cat rec.err
+	perf script -i pa.data -F ip,sym,dso --no-inline 2>/dev/null | awk 'BEGIN { RS = "" }
+		/liblzma|\/xz\)/ { n++; if ($0 ~ /__libc_start_main/) m++ }
+		END { print m + 0, n + 0 }' >share.txt
+	read -r good total <share.txt
+	echo "$good of $total xz samples reach __libc_start_main"
+	[ "$total" -ge 300 ] || fail "only $total xz samples"
+	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
+	grep -Eq "stacks: (99\.[0-9]|100\.0)% complete" rec.err || fail "summary below 99% complete"
+}
+
+@test "unwind: library dlopen'ed after attach unwinds" {
+	gcc -O2 -fomit-frame-pointer -o nofp_dlopen "$WL_SRC/nofp_dlopen.c"
+	gcc -O2 -fomit-frame-pointer -shared -fPIC -x c -o libhot.so "$WL_SRC/nofp_lib.c.in"
+	pa_record -F 999 -o pa.data -- ./nofp_dlopen ./libhot.so 2 2>rec.err
+	cat rec.err
+	hot_chains pa.data lib_hot >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF "lib_hot;lib_outer;call_lib;main" chains.txt || true)
+	echo "$good of $total"
+	[ "$total" -ge 300 ] || fail "only $total samples of lib_hot"
+	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
+}
+
+@test "unwind: recursion deeper than 127 frames is truncated and reported, no crash" {
+	gcc -O2 -fomit-frame-pointer -o nofp_recurse "$WL_SRC/nofp_recurse.c"
+	run pa_record -F 4999 -o pa.data -- ./nofp_recurse 1 400
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *"% depth limit"* ]] || fail "no depth limit in the summary"
+	# Samples in spin() carry the full 127 user frames (plus spin itself counted).
+	perf script -i pa.data -F ip 2>/dev/null | awk 'BEGIN { RS = "" } { print NF }' |
+		sort -n | tail -1 >max.txt
+	[ "$(cat max.txt)" -ge 127 ] || fail "deepest stack has $(cat max.txt) frames"
+}
+
+@test "unwind: --unwind fp breaks the chain of the no-FP binary (CFI is what completes it)" {
+	gcc -O2 -fomit-frame-pointer -o nofp_c "$WL_SRC/nofp_chain.c"
+	pa_record -F 999 --unwind fp -o fp.data -- ./nofp_c 1 2>/dev/null
+	hot_chains fp.data chain_hot >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF "chain_hot;chain_b;chain_a;main" chains.txt || true)
+	echo "fp: $good of $total complete"
+	[ "$total" -ge 200 ]
+	[ $((good * 100)) -lt $((total * 50)) ] || fail "fp completed $good/$total: no-FP build?"
+}
+
+@test "unwind: --unwind cfi and -F 4999 load and unwind" {
+	gcc -O2 -fomit-frame-pointer -o nofp_c "$WL_SRC/nofp_chain.c"
+	pa_record -F 4999 --unwind cfi -o pa.data -- ./nofp_c 1 2>rec.err
+	cat rec.err
+	grep -q "complete (cfi)" rec.err
+	hot_chains pa.data chain_hot >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF "chain_hot;chain_b;chain_a;main" chains.txt || true)
+	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
+}
+
+@test "unwind: bad --unwind values are one-line errors" {
+	run "$PA_RECORD" --unwind dwarf -- true
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "pa-record: error: invalid --unwind 'dwarf'; use auto, cfi or fp" ]]
+	run "$PA_RECORD" --unwind-rows 5 -- true
+	[ "$status" -eq 1 ]
+	[[ $output == *"invalid --unwind-rows '5'"* ]]
+}
