@@ -60,6 +60,9 @@ struct {
 /* Where a walk puts its pcs: slot 0 for the cpu sampler, 1 for sched_switch. */
 struct unwind_buf {
 	__u64 ips[PROFILE_MAX_FRAMES];
+	/* Frames stored.  Here, not in the walk state on the stack: a counter the
+	 * verifier can follow makes it check the callback once per possible value. */
+	__u32 n;
 };
 
 struct {
@@ -74,7 +77,7 @@ struct {
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
-	__u32 pid, slot, n;
+	__u32 pid, slot;
 	__u32 cfi, fp; /* frames stepped each way */
 	__u8 exact;    /* pc is where the thread was, not a return address */
 	__u8 end;      /* UNWIND_END_*, UNWIND_GOING while walking */
@@ -110,47 +113,30 @@ static __always_inline void unwind_bsearch_step(__u32 *lo, __u32 *hi, __u32 mid,
 	*hi = (*hi & mask) | (mid & ~mask);
 }
 
-/* The mapping of pm covering pc: last entry with start <= pc, if pc < its end. */
-static __always_inline const struct unwind_map *unwind_find_map(const struct unwind_proc *pm,
-								__u64 pc)
-{
-	__u32 lo = 0, hi = pm->n, mid, i;
-	const struct unwind_map *m;
+/*
+ * The searches are global functions: the verifier checks each once and sees only a
+ * number come back, instead of carrying every exit of one search into the next and
+ * into the rest of the frame step (which made loading take seconds).
+ */
 
+/* Index in pid's mapping table of the mapping covering pc, or -1. */
+__noinline int unwind_map_index(__u32 pid, __u64 pc)
+{
+	const struct unwind_proc *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	__u32 lo = 0, hi, mid, i;
+
+	if (!pm || pc >> 63)
+		return -1;
+	hi = pm->n;
 	if (hi > UNWIND_MAX_MAPS)
 		hi = UNWIND_MAX_MAPS;
 	for (i = 0; i < UNWIND_MAP_STEPS && lo < hi; i++) {
 		mid = (lo + hi) / 2;
 		unwind_bsearch_step(&lo, &hi, mid, pm->m[mid & (UNWIND_MAX_MAPS - 1)].start, pc);
 	}
-	if (!lo)
-		return NULL;
-	m = &pm->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
-	return pc < m->end ? m : NULL;
-}
-
-/* The row of table covering tpc (relative to the table's base), NULL before its first. */
-static __always_inline const struct unwind_row *unwind_find_row(__u32 table, __u64 tpc)
-{
-	const struct unwind_table_info *t = bpf_map_lookup_elem(&unwind_tables, &table);
-	const struct unwind_row *r;
-	__u32 lo = 0, hi, mid, idx, i;
-
-	if (!t || tpc >> 32)
-		return NULL;
-	hi = t->n;
-	for (i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
-		mid = (lo + hi) / 2;
-		idx = t->first + mid;
-		r = bpf_map_lookup_elem(&unwind_rows, &idx);
-		if (!r)
-			return NULL;
-		unwind_bsearch_step(&lo, &hi, mid, r->pc, tpc);
-	}
-	if (!lo)
-		return NULL;
-	idx = t->first + lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!lo || pc >= pm->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)].end)
+		return -1;
+	return (lo - 1) & (UNWIND_MAX_MAPS - 1);
 }
 
 /* unwind_lookup's result: the row's type, rbp_off and cfa_off, and what was found. */
@@ -160,31 +146,50 @@ static __always_inline const struct unwind_row *unwind_find_row(__u32 table, __u
 #define UNWIND_LK_RBP(v)  ((__s8)((v) >> 8))
 #define UNWIND_LK_CFA(v)  ((__s16)((v) >> 16))
 
-/*
- * The rule for pc in process pid (exact: pc is not a return address).  A global
- * function: the verifier checks it once and sees only a number come back, instead of
- * carrying every exit of its two searches into the rest of the frame step.
- */
-__noinline __u64 unwind_lookup(__u32 pid, __u64 pc, __u32 exact)
+/* The row of table covering tpc (relative to the table's base), packed, or 0. */
+__noinline __u64 unwind_row_at(__u32 table, __u64 tpc)
 {
-	const struct unwind_proc *pm = bpf_map_lookup_elem(&unwind_procs, &pid);
-	const struct unwind_map *m;
+	const struct unwind_table_info *t = bpf_map_lookup_elem(&unwind_tables, &table);
 	const struct unwind_row *r;
+	__u32 lo = 0, hi, mid, idx, i;
 
-	if (!pm)
-		return UNWIND_LK_NO_MAP;
-	if (pc >> 63)
+	if (!t || tpc >> 32)
 		return 0;
-	m = unwind_find_map(pm, pc);
-	if (!m)
-		return UNWIND_LK_NO_MAP;
-	if (m->table == UNWIND_NO_TABLE)
+	hi = t->n;
+	for (i = 0; i < UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		idx = t->first + mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return 0;
+		unwind_bsearch_step(&lo, &hi, mid, r->pc, tpc);
+	}
+	if (!lo)
 		return 0;
-	r = unwind_find_row(m->table, (exact ? pc : pc - 1) - m->adj);
+	idx = t->first + lo - 1;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!r)
 		return 0;
 	return UNWIND_LK_ROW | (__u64)(__u16)r->cfa_off << 16 | (__u64)(__u8)r->rbp_off << 8 |
 	       r->type;
+}
+
+/* The rule for pc in process pid (exact: pc is not a return address), packed. */
+static __always_inline __u64 unwind_lookup(__u32 pid, __u64 pc, __u32 exact)
+{
+	const struct unwind_proc *pm;
+	const struct unwind_map *m;
+	int i = unwind_map_index(pid, pc);
+
+	if (i < 0)
+		return UNWIND_LK_NO_MAP;
+	pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (!pm)
+		return UNWIND_LK_NO_MAP;
+	m = &pm->m[i & (UNWIND_MAX_MAPS - 1)];
+	if (m->table == UNWIND_NO_TABLE)
+		return 0;
+	return unwind_row_at(m->table, (exact ? pc : pc - 1) - m->adj);
 }
 
 /* Why the walk cannot go on from a frame the frame pointer could not step. */
@@ -202,20 +207,21 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 	struct unwind_walk *w = ctx;
 	struct unwind_buf *buf;
 	__u64 pc = w->pc, sp = w->sp, bp = w->bp, cfa, ra, v, lk;
-	__u32 n = w->n, rule = UNWIND_CFA_NONE, rbp_rule = UNWIND_RBP_SAME;
+	__u32 n, rule = UNWIND_CFA_NONE, rbp_rule = UNWIND_RBP_SAME;
 	__s64 off = 0, rbp_off = 0;
 
-	if (n >= PROFILE_MAX_FRAMES) {
-		w->end = UNWIND_END_DEPTH;
-		return 1;
-	}
 	buf = bpf_map_lookup_elem(&unwind_bufs, &w->slot);
 	if (!buf) {
 		w->end = UNWIND_END_READ_FAILED;
 		return 1;
 	}
+	n = buf->n;
+	if (n >= PROFILE_MAX_FRAMES) {
+		w->end = UNWIND_END_DEPTH;
+		return 1;
+	}
 	buf->ips[n] = pc;
-	w->n = n + 1;
+	buf->n = n + 1;
 
 	lk = unwind_lookup(w->pid, pc, w->exact);
 	if (lk & UNWIND_LK_NO_MAP)
@@ -370,6 +376,10 @@ static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel
 	w.slot = slot;
 	w.exact = 1;
 	w.end = UNWIND_GOING;
+	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
+	if (!buf)
+		return -1;
+	buf->n = 0;
 
 	bpf_loop(PROFILE_MAX_FRAMES + 1, unwind_step, &w, 0);
 
@@ -380,8 +390,10 @@ static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel
 	unwind_count(UNWIND_FRAMES_FP, w.fp);
 
 	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
-	n = w.n;
-	if (!buf || !n)
+	if (!buf)
+		return -1;
+	n = buf->n;
+	if (!n)
 		return 0;
 	if (n > PROFILE_MAX_FRAMES)
 		n = PROFILE_MAX_FRAMES;
