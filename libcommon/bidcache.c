@@ -144,18 +144,29 @@ const char *bidc_jit_map_path(const char *dir, uint32_t pid, char *buf, size_t l
 	return buf;
 }
 
-/* The first mapping of each file seen: which process to reach it through. */
+/* One file mapping of one process, as MMAP2 records give them. */
 struct seen_map {
 	uint32_t pid;
 	uint64_t start, end;
-	char *path;
+	uint32_t path; /* index into save_ctx.paths */
+};
+
+struct seen_path {
+	char *name;
+	uint32_t pid; /* a process that mapped it, and where: to reach the file */
+	uint64_t start, end;
+	bool hit; /* a sample fell into it */
 };
 
 struct save_ctx {
 	const char *dir;
 	struct seen_map *maps;
-	size_t nr_maps;
-	uint32_t *pids;
+	size_t nr_maps, cap_maps;
+	struct seen_path *paths;
+	size_t nr_paths;
+	uint32_t (*forks)[2]; /* child, parent: children inherit the parent's maps */
+	size_t nr_forks;
+	uint32_t *pids; /* processes with samples: whose JIT maps to keep */
 	size_t nr_pids;
 	struct bidc_stats *st;
 };
@@ -175,14 +186,38 @@ static void note_pid(struct save_ctx *c, uint32_t pid)
 	c->pids[c->nr_pids++] = pid;
 }
 
+static int path_index(struct save_ctx *c, const char *name, uint32_t pid, uint64_t start,
+		      uint64_t end)
+{
+	struct seen_path *p;
+	size_t i;
+
+	/* Few distinct files, many mappings: a linear scan from the newest is enough. */
+	for (i = c->nr_paths; i-- > 0;)
+		if (!strcmp(c->paths[i].name, name))
+			return i;
+	p = realloc(c->paths, (c->nr_paths + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	c->paths = p;
+	p = &c->paths[c->nr_paths];
+	p->name = strdup(name);
+	if (!p->name)
+		return -ENOMEM;
+	p->pid = pid;
+	p->start = start;
+	p->end = end;
+	p->hit = false;
+	return c->nr_paths++;
+}
+
 static void note_mmap2(struct save_ctx *c, const struct perf_event_header *h)
 {
 	const uint8_t *b = (const uint8_t *)h;
-	struct seen_map *m;
 	uint32_t pid;
 	uint64_t start, len;
 	const char *name;
-	size_t i;
+	int idx;
 
 	if (h->size < 73)
 		return;
@@ -190,46 +225,120 @@ static void note_mmap2(struct save_ctx *c, const struct perf_event_header *h)
 	memcpy(&start, b + 16, 8);
 	memcpy(&len, b + 24, 8);
 	name = (const char *)b + 72;
-	if (!memchr(name, '\0', h->size - 72))
+	if (!memchr(name, '\0', h->size - 72) || name[0] != '/')
 		return;
-	if (pid != (uint32_t)-1)
-		note_pid(c, pid);
-	if (name[0] != '/')
+	idx = path_index(c, name, pid, start, start + len);
+	if (idx < 0)
 		return;
-	for (i = 0; i < c->nr_maps; i++)
-		if (!strcmp(c->maps[i].path, name))
+	if (c->nr_maps == c->cap_maps) {
+		size_t cap = c->cap_maps ? 2 * c->cap_maps : 256;
+		struct seen_map *m = realloc(c->maps, cap * sizeof(*m));
+
+		if (!m)
 			return;
-	m = realloc(c->maps, (c->nr_maps + 1) * sizeof(*m));
-	if (!m)
+		c->maps = m;
+		c->cap_maps = cap;
+	}
+	c->maps[c->nr_maps++] = (struct seen_map){pid, start, start + len, idx};
+}
+
+static void note_fork(struct save_ctx *c, const struct perf_event_header *h)
+{
+	const uint32_t *body = (const uint32_t *)(h + 1); /* pid, ppid, tid, ptid */
+	uint32_t(*f)[2];
+
+	if (h->size < sizeof(*h) + 16 || body[0] == body[1])
+		return; /* a new thread, not a new process */
+	f = realloc(c->forks, (c->nr_forks + 1) * sizeof(*f));
+	if (!f)
 		return;
-	c->maps = m;
-	m = &c->maps[c->nr_maps];
-	m->path = strdup(name);
-	if (!m->path)
-		return;
-	m->pid = pid;
-	m->start = start;
-	m->end = start + len;
-	c->nr_maps++;
+	c->forks = f;
+	c->forks[c->nr_forks][0] = body[0];
+	c->forks[c->nr_forks][1] = body[1];
+	c->nr_forks++;
+}
+
+static int cmp_map(const void *pa, const void *pb)
+{
+	const struct seen_map *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The file pid (or the process it was forked from) had mapped at ip, or -1. */
+static int map_of(const struct save_ctx *c, uint32_t pid, uint64_t ip)
+{
+	int depth, k;
+
+	for (depth = 0; depth < 8; depth++) {
+		size_t lo = 0, hi = c->nr_maps;
+
+		/* lo: the first map after (pid, ip) in (pid, start) order */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct seen_map *m = &c->maps[mid];
+
+			if (m->pid < pid || (m->pid == pid && m->start <= ip))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && c->maps[lo - 1].pid == pid)
+			return ip < c->maps[lo - 1].end ? (int)c->maps[lo - 1].path : -1;
+		if (lo < c->nr_maps && c->maps[lo].pid == pid)
+			return -1;
+		/* No mapping of its own: a fork child running on its parent's. */
+		for (k = c->nr_forks; k-- > 0;)
+			if (c->forks[k][0] == pid)
+				break;
+		if (k < 0)
+			return -1;
+		pid = c->forks[k][1];
+	}
+	return -1;
+}
+
+static void mark_hits(struct save_ctx *c, const struct pd_sample *s)
+{
+	uint64_t i;
+	int idx;
+
+	/* Kernel addresses match no user mapping: no need to tell them apart. */
+	idx = s->nr_ips ? -1 : map_of(c, s->pid, s->ip);
+	if (idx >= 0)
+		c->paths[idx].hit = true;
+	for (i = 0; i < s->nr_ips; i++) {
+		if (s->ips[i] >= PERF_CONTEXT_MAX)
+			continue;
+		idx = map_of(c, s->pid, s->ips[i]);
+		if (idx >= 0)
+			c->paths[idx].hit = true;
+	}
+	note_pid(c, s->pid);
 }
 
 static void save_file(struct save_ctx *c, const struct pd_build_id *b)
 {
-	const struct seen_map *m = NULL;
+	const struct seen_path *p = NULL;
 	char src[PATH_MAX + 64];
 	size_t i;
 	int ret = -ENOENT;
 
-	for (i = 0; i < c->nr_maps; i++)
-		if (!strcmp(c->maps[i].path, b->filename))
-			m = &c->maps[i];
-	if (m && m->pid != (uint32_t)-1) {
+	for (i = 0; i < c->nr_paths; i++)
+		if (!strcmp(c->paths[i].name, b->filename))
+			p = &c->paths[i];
+	/* Like perf record: the files samples hit, not every library mapped. */
+	if (!p || !p->hit)
+		return;
+	if (p->pid != (uint32_t)-1) {
 		/* map_files holds the mapped file even if deleted or namespaced. */
-		snprintf(src, sizeof(src), "/proc/%u/map_files/%llx-%llx", m->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
+		snprintf(src, sizeof(src), "/proc/%u/map_files/%llx-%llx", p->pid,
+			 (unsigned long long)p->start, (unsigned long long)p->end);
 		ret = bidc_add(c->dir, b->build_id, b->size, b->filename, src);
 		if (ret < 0) {
-			snprintf(src, sizeof(src), "/proc/%u/root%s", m->pid, b->filename);
+			snprintf(src, sizeof(src), "/proc/%u/root%s", p->pid, b->filename);
 			ret = bidc_add(c->dir, b->build_id, b->size, b->filename, src);
 		}
 	}
@@ -325,15 +434,27 @@ int bidc_save(const char *perf_data, const char *dir, struct bidc_stats *st)
 		return -errno;
 	if (access(dir, W_OK))
 		return -errno;
+	/* Two passes: every mapping first, then the samples that hit them. */
 	r = pd_reader_open(perf_data, err, sizeof(err));
 	if (!r)
 		return errno ? -errno : -EINVAL;
 	while ((ret = pd_reader_next(r, &ev)) > 0) {
 		if (ev.hdr->type == PERF_RECORD_MMAP2)
 			note_mmap2(&c, ev.hdr);
-		else if (ev.hdr->type == PERF_RECORD_COMM && ev.hdr->size >= 16)
-			note_pid(&c, *(const uint32_t *)(ev.hdr + 1));
+		else if (ev.hdr->type == PERF_RECORD_FORK)
+			note_fork(&c, ev.hdr);
 	}
+	pd_reader_close(r);
+	r = ret < 0 ? NULL : pd_reader_open(perf_data, err, sizeof(err));
+	if (!r) {
+		ret = ret < 0 ? ret : errno ? -errno : -EINVAL;
+		goto out;
+	}
+	if (c.nr_maps)
+		qsort(c.maps, c.nr_maps, sizeof(*c.maps), cmp_map);
+	while ((ret = pd_reader_next(r, &ev)) > 0)
+		if (ev.hdr->type == PERF_RECORD_SAMPLE)
+			mark_hits(&c, &ev.sample);
 	for (i = 0; i < pd_reader_nr_build_ids(r); i++) {
 		const struct pd_build_id *b = pd_reader_build_id(r, i);
 
@@ -345,9 +466,12 @@ int bidc_save(const char *perf_data, const char *dir, struct bidc_stats *st)
 	for (i = 0; i < c.nr_pids; i++)
 		save_jit_map(&c, c.pids[i]);
 	pd_reader_close(r);
-	for (i = 0; i < c.nr_maps; i++)
-		free(c.maps[i].path);
+out:
+	for (i = 0; i < c.nr_paths; i++)
+		free(c.paths[i].name);
+	free(c.paths);
 	free(c.maps);
+	free(c.forks);
 	free(c.pids);
 	return ret < 0 ? ret : 0;
 }

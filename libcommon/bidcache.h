@@ -34,9 +34,11 @@ int bidc_add(const char *dir, const uint8_t *bid, size_t bid_size, const char *p
 	     const char *src);
 
 /*
- * After a recording: cache every user-space file in perf_data's build-id table
- * (reached through the mapping process's /proc/PID/map_files or /proc/PID/root when
- * it is still there, else the path), and the JIT maps of its processes.  dir NULL:
+ * After a recording: cache the user-space files of perf_data's build-id table that
+ * samples hit, as perf record does (not every library mapped; fork children count
+ * on their parent's mappings), reached through the mapping process's
+ * /proc/PID/map_files or /proc/PID/root while it is there, else the path; and the
+ * JIT maps (perf-PID.map) of the processes that have samples.  dir NULL:
  * $HOME/.debug.  Files that cannot be found are counted, not errors.  0 or -errno
  * (unreadable perf_data, cache directory not writable).
  */
