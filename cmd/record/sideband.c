@@ -79,7 +79,10 @@ int rec_sideband_open(struct rec_session *s, struct rec_cpu *c)
 		.comm = 1,
 		.comm_exec = 1,
 		.task = 1,
-		.build_id = 1,
+		/* No attr.build_id: while any event asks for build-ids, this kernel (6.18)
+		 * marks every MMAP2 it emits as carrying one, also to perf sessions that
+		 * did not ask and get dev/inode bytes there; perf 6.1 then aborts.  We read
+		 * build-ids from the mapped files instead (cached by device and inode). */
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		.watermark = 1,
@@ -89,11 +92,6 @@ int rec_sideband_open(struct rec_session *s, struct rec_cpu *c)
 
 	(void)s;
 	fd = syscall(SYS_perf_event_open, &attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		/* Before 5.12 MMAP2 cannot carry build-ids; we read them ourselves then. */
-		attr.build_id = 0;
-		fd = syscall(SYS_perf_event_open, &attr, -1, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	}
 	if (fd < 0) {
 		err = -errno;
 		pa_err("cannot open the side-band (dummy) event on CPU %d: %s; run as root or "
