@@ -89,9 +89,14 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
 	@O=$(O) scripts/demo
 
-bench: all $(WL_BINS)
-	@O=$(O) bench/overhead
-	@O=$(O) bench/cfi-compile
+# Each prints ratios against Linux perf (or the workload alone) on the same run.
+BENCHES := overhead offcpu unwind cfi-compile report
+
+bench: tests
+	@for b in $(BENCHES); do echo "== bench/$$b"; O=$(O) bench/$$b || exit 1; done
+
+bench-%: tests
+	@O=$(O) bench/$*
 
 lint:
 	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)
