@@ -170,22 +170,30 @@ wait_attached() {
 # which another profiler on the machine can cause at any time.  -B skips perf's
 # end-of-record build-id pass (same abort), --no-bpf-event skips synthesizing BPF
 # programs that are already loaded.
+#
+# perf keeps an existing output file as FILE.old; a retry would leave one behind (and
+# break tests that list their directory), so FILE is removed before every try and a
+# FILE.old that was not there before the call is removed at the end.
 perf_capture() {
-	local f=$1 w try
+	local f=$1 w try old_existed=0 rc=1
 	require_root
 	require_perf || return 1
 	w=$(wl "$2") || return 1
+	[ -e "$f.old" ] && old_existed=1
 	for try in 1 2 3; do
+		rm -f -- "$f"
 		if [ "${4:-}" = pipe ]; then
 			perf record -q -B --no-bpf-event -g -o - -- "$w" "$3" >"$f" 2>/dev/null &&
-				perf script -F tid -i - <"$f" >/dev/null 2>&1 && return 0
+				perf script -F tid -i - <"$f" >/dev/null 2>&1 && rc=0
 		else
 			perf record -q -B --no-bpf-event -g -o "$f" -- "$w" "$3" 2>/dev/null &&
-				perf script -F tid -i "$f" >/dev/null 2>&1 && return 0
+				perf script -F tid -i "$f" >/dev/null 2>&1 && rc=0
 		fi
+		[ $rc -eq 0 ] && break
 		echo "perf_capture: perf could not read back its capture (try $try)" >&2
 	done
-	fail "perf record/perf script failed 3 times on $2"
+	[ $old_existed -eq 1 ] || rm -f -- "$f.old"
+	[ $rc -eq 0 ] || fail "perf record/perf script failed 3 times on $2"
 }
 
 # ms_now: monotonic-enough wall clock in milliseconds.
