@@ -3,6 +3,18 @@
 # Install: source it, or copy to /usr/share/bash-completion/completions/ as
 # pa-record, pa-report and pa-convert (or link all three names to it).
 
+# _pa_comma_list WORDS: complete the last item of a comma list in $cur from WORDS.
+_pa_comma_list()
+{
+	local done=${cur%,*} last=${cur##*,} k
+	[[ $cur == *,* ]] && done+=, || done=
+	COMPREPLY=()
+	for k in $1; do
+		[[ $k == "$last"* ]] && COMPREPLY+=("$done$k")
+	done
+	compopt -o nospace 2>/dev/null
+}
+
 _pa_record()
 {
 	local cur prev i
@@ -39,9 +51,27 @@ _pa_record()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
+	--offcpu-min)
+		COMPREPLY=($(compgen -W "0 100us 500us 1ms 5ms 10ms" -- "$cur"))
+		return
+		;;
+	--offcpu-state)
+		_pa_comma_list "all sleep io preempted other"
+		return
+		;;
+	--unwind)
+		COMPREPLY=($(compgen -W "auto cfi fp" -- "$cur"))
+		return
+		;;
+	--unwind-rows)
+		COMPREPLY=($(compgen -W "1048576 4194304 16777216" -- "$cur"))
+		return
+		;;
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
-		--no-kernel -o --output -q --quiet -v --verbose -h --help --version --" -- "$cur"))
+		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
+		-o --output --unwind --unwind-rows -q --quiet -v -vv --verbose -h --help
+		--version --" -- "$cur"))
 }
 
 _pa_report()
@@ -57,14 +87,7 @@ _pa_report()
 		return
 		;;
 	-s | --sort)
-		# Complete the last item of a comma list.
-		local done=${cur%,*} last=${cur##*,} k
-		[[ $cur == *,* ]] && done+=, || done=
-		COMPREPLY=()
-		for k in comm pid tid dso sym; do
-			[[ $k == "$last"* ]] && COMPREPLY+=("$done$k")
-		done
-		compopt -o nospace 2>/dev/null
+		_pa_comma_list "comm pid tid dso sym state"
 		return
 		;;
 	-g | --call-graph)
@@ -75,13 +98,21 @@ _pa_report()
 		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--percent-limit | --tid | --comm | --event)
+	--event)
+		COMPREPLY=($(compgen -W "cpu-clock offcpu-time" -- "$cur"))
+		return
+		;;
+	--debuginfod)
+		COMPREPLY=($(compgen -W "${DEBUGINFOD_URLS:-}" -- "$cur"))
+		return
+		;;
+	--percent-limit | --tid | --comm)
 		return
 		;;
 	esac
 	COMPREPLY=($(compgen -W "-i --input -s --sort --children --no-children -g
 		--call-graph --percent-limit --event --pid --tid --comm --stdio --no-demangle
-		-q --quiet -h --help --version" -- "$cur"))
+		--no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 
 _pa_convert()
@@ -97,11 +128,16 @@ _pa_convert()
 		return
 		;;
 	--event)
+		COMPREPLY=($(compgen -W "cpu-clock offcpu-time" -- "$cur"))
+		return
+		;;
+	--debuginfod)
+		COMPREPLY=($(compgen -W "${DEBUGINFOD_URLS:-}" -- "$cur"))
 		return
 		;;
 	esac
-	COMPREPLY=($(compgen -W "-i --input --pprof --folded -o --output --event -q --quiet
-		-h --help --version" -- "$cur"))
+	COMPREPLY=($(compgen -W "-i --input --pprof --folded -o --output --event
+		--no-demangle --no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 
 complete -F _pa_record pa-record
