@@ -58,7 +58,8 @@ int rec_check_privileges(const struct rec_opts *o)
 	/* Before 5.8 CAP_SYS_ADMIN was the only way; it still implies both. */
 	if (!has(eff, CAP_SYS_ADMIN) && !(has(eff, CAP_BPF) && has(eff, CAP_PERFMON))) {
 		pa_err("missing CAP_BPF and CAP_PERFMON (need root, or: sudo setcap "
-		       "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog+ep pa-record)");
+		       "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep "
+		       "pa-record)");
 		return -EPERM;
 	}
 	if (!has(eff, CAP_SYSLOG) && !has(eff, CAP_SYS_ADMIN) && !o->no_kernel)
