@@ -16,6 +16,7 @@
 
 #include "demangle.h"
 #include "dwarf_lines.h"
+#include "dwarf_scopes.h"
 
 #define MAX_INLINE 32 /* deeper chains are cut: the outermost frames are kept */
 #define NO_VA	   UINT64_MAX
@@ -42,6 +43,7 @@ struct dso_dwarf {
 	uint64_t *fde_starts; /* .eh_frame_hdr table, sorted */
 	size_t nr_fde;
 	struct va_cache cache;
+	struct dws_cache cus; /* scope indexes of the CUs looked up */
 };
 
 static int elf_file_open(struct elf_file *ef, const char *path)
@@ -128,6 +130,7 @@ void dso_dwarf_free(struct dso_dwarf *d)
 			result_free(d->cache.vals[i]);
 	free(d->cache.keys);
 	free(d->cache.vals);
+	dws_cache_free(&d->cus);
 	free(d->fde_starts);
 	/* The CFI from dwarf_getcfi_elf is ours to end; dwarf_getcfi's belongs to dw. */
 	if (d->eh_cfi)
@@ -242,15 +245,16 @@ static void call_site(Dwarf_Die *die, Dwarf_Files *files, size_t nfiles, const c
 
 static struct dwl_result *resolve(struct dso_dwarf *d, uint64_t va)
 {
-	struct dwl_frame fr[MAX_INLINE + 1];
-	Dwarf_Die cudie, *scopes = NULL;
+	struct dwl_frame fr[MAX_INLINE];
+	Dwarf_Die cudie, scopes[MAX_INLINE];
+	const struct dws_index *ci;
 	Dwarf_Files *files = NULL;
 	struct dwl_result *r;
 	uint32_t owned = 0, n = 0;
 	const char *file = NULL;
-	size_t nfiles = 0;
+	size_t nfiles = 0, ns = 0, i;
 	Dwarf_Line *l;
-	int ns, i, line = 0;
+	int line = 0;
 
 	if (!d->dw || !dwarf_addrdie(d->dw, va, &cudie))
 		return NULL;
@@ -261,43 +265,32 @@ static struct dwl_result *resolve(struct dso_dwarf *d, uint64_t va)
 	}
 	if (dwarf_getsrcfiles(&cudie, &files, &nfiles))
 		files = NULL;
-	ns = dwarf_getscopes(&cudie, va, &scopes);
-	for (i = 0; i < ns;) {
-		int tag = dwarf_tag(&scopes[i]);
-		Dwarf_Die *outer = NULL;
+	ci = dws_cache_get(&d->cus, &cudie);
+	if (ci)
+		ns = dws_scopes(ci, va, scopes, MAX_INLINE);
+	/*
+	 * Each frame is at the file:line its inner neighbour was called from; a chain cut
+	 * at MAX_INLINE still takes its innermost line from the dropped frames' call sites.
+	 */
+	if (ci && ns == MAX_INLINE) {
+		Dwarf_Die all[MAX_INLINE * 4];
+		size_t full = dws_scopes(ci, va, all, MAX_INLINE * 4);
+
+		if (full > ns)
+			call_site(&all[full - ns - 1], files, nfiles, &file, &line);
+	}
+	for (i = 0; i < ns; i++) {
 		bool own;
 
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) {
-			i++;
-			continue;
-		}
-		if (n == MAX_INLINE) {
-			/* Too deep: drop the innermost, keep the chain's outer end. */
-			if (owned & 1)
-				free((char *)fr[0].name);
-			memmove(&fr[0], &fr[1], (n - 1) * sizeof(fr[0]));
-			owned >>= 1;
-			n--;
-		}
 		fr[n].name = die_name(d, &scopes[i], &own);
 		fr[n].file = file;
 		fr[n].line = line;
 		if (own)
 			owned |= 1u << n;
 		n++;
-		if (tag == DW_TAG_subprogram)
-			break;
-		call_site(&scopes[i], files, nfiles, &file, &line);
-		/*
-		 * dwarf_getscopes goes on with the scopes of the inlined function's abstract
-		 * definition; the caller is found among the concrete instance's parents.
-		 */
-		ns = dwarf_getscopes_die(&scopes[i], &outer);
-		free(scopes);
-		scopes = outer;
-		i = 1; /* outer[0] is the inlined_subroutine itself */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			call_site(&scopes[i], files, nfiles, &file, &line);
 	}
-	free(scopes);
 	if (!n) {
 		/* Lines but no scope (assembly CUs): one frame with the line alone. */
 		if (!file)
@@ -307,7 +300,7 @@ static struct dwl_result *resolve(struct dso_dwarf *d, uint64_t va)
 	}
 	r = malloc(sizeof(*r) + n * sizeof(r->f[0]));
 	if (!r) {
-		for (i = 0; i < (int)n; i++)
+		for (i = 0; i < n; i++)
 			if (owned & (1u << i))
 				free((char *)fr[i].name);
 		return NULL;
