@@ -26,10 +26,17 @@ struct elf_file {
 	Elf *elf;
 };
 
-/* Address -> result, open addressing; a NULL value caches "no DWARF here". */
+/*
+ * Address -> result, open addressing; a NULL result caches "no DWARF here".  Key and
+ * value share a slot: a report's lookups are mostly hits, one cache miss each.
+ */
+struct va_slot {
+	uint64_t va;
+	struct dwl_result *r;
+};
+
 struct va_cache {
-	uint64_t *keys;
-	struct dwl_result **vals;
+	struct va_slot *slots;
 	size_t cap, n;
 };
 
@@ -126,10 +133,9 @@ void dso_dwarf_free(struct dso_dwarf *d)
 	if (!d)
 		return;
 	for (i = 0; i < d->cache.cap; i++)
-		if (d->cache.keys[i] != NO_VA)
-			result_free(d->cache.vals[i]);
-	free(d->cache.keys);
-	free(d->cache.vals);
+		if (d->cache.slots[i].va != NO_VA)
+			result_free(d->cache.slots[i].r);
+	free(d->cache.slots);
 	dws_cache_free(&d->cus);
 	free(d->fde_starts);
 	/* The CFI from dwarf_getcfi_elf is ours to end; dwarf_getcfi's belongs to dw. */
@@ -148,7 +154,7 @@ static size_t cache_slot(const struct va_cache *c, uint64_t va)
 {
 	size_t i = (size_t)((va * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
 
-	while (c->keys[i] != NO_VA && c->keys[i] != va)
+	while (c->slots[i].va != NO_VA && c->slots[i].va != va)
 		i = (i + 1) & (c->cap - 1);
 	return i;
 }
@@ -160,9 +166,9 @@ static bool cache_get(const struct va_cache *c, uint64_t va, struct dwl_result *
 	if (!c->cap)
 		return false;
 	i = cache_slot(c, va);
-	if (c->keys[i] != va)
+	if (c->slots[i].va != va)
 		return false;
-	*r = c->vals[i];
+	*r = c->slots[i].r;
 	return true;
 }
 
@@ -173,32 +179,24 @@ static int cache_put(struct va_cache *c, uint64_t va, struct dwl_result *r)
 	if ((c->n + 1) * 2 > c->cap) {
 		struct va_cache nc = {.cap = c->cap ? c->cap * 2 : 1024};
 
-		nc.keys = malloc(nc.cap * sizeof(*nc.keys));
-		nc.vals = malloc(nc.cap * sizeof(*nc.vals));
-		if (!nc.keys || !nc.vals) {
-			free(nc.keys);
-			free(nc.vals);
+		nc.slots = malloc(nc.cap * sizeof(*nc.slots));
+		if (!nc.slots)
 			return -ENOMEM;
-		}
-		memset(nc.keys, 0xff, nc.cap * sizeof(*nc.keys));
+		for (i = 0; i < nc.cap; i++)
+			nc.slots[i].va = NO_VA;
 		for (i = 0; i < c->cap; i++) {
-			if (c->keys[i] == NO_VA)
+			if (c->slots[i].va == NO_VA)
 				continue;
-			size_t j = cache_slot(&nc, c->keys[i]);
-
-			nc.keys[j] = c->keys[i];
-			nc.vals[j] = c->vals[i];
+			nc.slots[cache_slot(&nc, c->slots[i].va)] = c->slots[i];
 			nc.n++;
 		}
-		free(c->keys);
-		free(c->vals);
+		free(c->slots);
 		*c = nc;
 	}
 	i = cache_slot(c, va);
-	if (c->keys[i] == NO_VA)
+	if (c->slots[i].va == NO_VA)
 		c->n++;
-	c->keys[i] = va;
-	c->vals[i] = r;
+	c->slots[i] = (struct va_slot){va, r};
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bidcache.h"
 #include "dso.h"
 #include "dwarf_lines.h"
 #include "machine.h"
@@ -668,14 +669,22 @@ static void resolve_kernel(struct machine *m, uint64_t ip, uint64_t adj, struct 
 	f->dso_name = f->dso->short_name;
 }
 
-static const struct symtab *jit_symtab(struct proc *pr, uint32_t pid, const char *perfmap_dir)
+/*
+ * The JIT's perf-PID.map; once the process is gone its map may be too (a /tmp cleaner,
+ * another boot), so pa-record's copy in the build-id cache stands in for it.
+ */
+static const struct symtab *jit_symtab(struct machine *m, struct proc *pr, uint32_t pid)
 {
 	char path[4096];
 
 	if (!pr->perfmap_tried) {
 		pr->perfmap_tried = true;
-		snprintf(path, sizeof(path), "%s/perf-%u.map", perfmap_dir, pid);
+		snprintf(path, sizeof(path), "%s/perf-%u.map", m->opts.perfmap_dir, pid);
 		pr->perfmap = symtab_load_perfmap(path);
+		if (!pr->perfmap && errno == ENOENT && m->dsos.buildid_dir) {
+			bidc_jit_map_path(m->dsos.buildid_dir, pid, path, sizeof(path));
+			pr->perfmap = symtab_load_perfmap(path);
+		}
 	}
 	return pr->perfmap;
 }
@@ -731,8 +740,7 @@ static const struct dwl_result *resolve_user(struct machine *m, struct proc *pr,
 	/* JIT code: anonymous executable memory named by the JIT's perf map. */
 	if (mp->dso->anon &&
 	    (!strcmp(mp->dso->path, "//anon") || !strncmp(mp->dso->path, "/memfd:", 7)) &&
-	    (st = jit_symtab(pr, pid, m->opts.perfmap_dir)) &&
-	    (sym = symtab_lookup(st, ip - adj))) {
+	    (st = jit_symtab(m, pr, pid)) && (sym = symtab_lookup(st, ip - adj))) {
 		f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 		f->sym_off = ip - sym->start;
 	}
