@@ -55,7 +55,8 @@ static uint8_t rd_u8(struct rd *r)
 	return rd_fixed(r, 1);
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* LEB128; a signed value is sign-extended from its last byte's bit 6. */
+static uint64_t rd_leb(struct rd *r, bool is_signed)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -71,28 +72,19 @@ static uint64_t rd_uleb(struct rd *r)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	if (is_signed && shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->err || r->p >= r->end) {
-			r->err = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ull << shift;
-	return (int64_t)v;
+	return (int64_t)rd_leb(r, true);
 }
 
 static void rd_skip(struct rd *r, uint64_t n)

@@ -366,6 +366,27 @@ static int kallsyms_line(struct symtab_builder *b, char *line, bool *nonzero, ui
 	return builder_module(b, mod, (size_t)(p - mod), &b->v[b->n - 1].mod);
 }
 
+/* A table whose addresses are runtime addresses (kallsyms, perf maps): no ELF
+ * translation.  NULL with *err set on failure. */
+static struct symtab *identity_finish(struct symtab_builder *b, uint64_t last_extent,
+				      uint64_t ref_text, int *err)
+{
+	struct symtab *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	st->identity = true;
+	st->ref_text = ref_text;
+	*err = symtab_builder_finish(b, st, last_extent);
+	if (*err) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
 struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 {
 	struct symtab_builder b = {0};
@@ -402,21 +423,13 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 		err = -EPERM;
 		goto out;
 	}
-	st = calloc(1, sizeof(*st));
-	if (!st) {
-		err = -ENOMEM;
-		goto out;
-	}
-	st->identity = true;
-	st->ref_text = text;
 	/* Kernel symbols have no sizes; cap the last one of a module at a page. */
-	err = symtab_builder_finish(&b, st, 4096);
+	st = identity_finish(&b, 4096, text, &err);
 out:
 	free(line);
 	fclose(f);
 	symtab_builder_free(&b);
 	if (err) {
-		free(st);
 		errno = -err;
 		return NULL;
 	}
@@ -450,19 +463,12 @@ struct symtab *symtab_load_perfmap(const char *path)
 		if (err)
 			goto out;
 	}
-	st = calloc(1, sizeof(*st));
-	if (!st) {
-		err = -ENOMEM;
-		goto out;
-	}
-	st->identity = true;
-	err = symtab_builder_finish(&b, st, 0);
+	st = identity_finish(&b, 0, 0, &err);
 out:
 	free(line);
 	fclose(f);
 	symtab_builder_free(&b);
 	if (err) {
-		free(st);
 		errno = -err;
 		return NULL;
 	}
