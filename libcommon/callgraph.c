@@ -28,6 +28,30 @@ struct cg_func {
 	const char *name;
 };
 
+/*
+ * Leaf-only reports resolve one address per sample, and most samples hit an address
+ * seen before: its frame ids, kept per (pid, cpu mode, ip), spare the symbol, DWARF
+ * and frame lookups.  Entries belong to a generation; any record that may change
+ * what an address resolves to (maps, threads, build-ids) starts a new one.
+ */
+#define LEAF_IDS 3 /* the real function and two inlined into it; deeper is not kept */
+
+struct leaf_entry {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t gen; /* 0: never used */
+	uint8_t mode; /* leaf_mode() */
+	uint8_t nr;
+	uint32_t ids[LEAF_IDS];
+};
+
+struct leaf_cache {
+	struct leaf_entry *e;
+	size_t cap; /* power of two */
+	size_t n;   /* entries of generation gen */
+	uint32_t gen;
+};
+
 struct cg_profile {
 	struct hindex str_idx;
 	char **strs;
@@ -48,7 +72,8 @@ struct cg_profile {
 	struct cg_event *events;
 	size_t nr_events;
 
-	bool leaf_only;	       /* cg_set_leaf_only */
+	bool leaf_only; /* cg_set_leaf_only */
+	struct leaf_cache leaf;
 	struct frame *scratch; /* CG_MAX_FRAMES resolved frames */
 	uint32_t *ids;	       /* CG_MAX_FRAMES frame ids */
 };
@@ -330,11 +355,31 @@ int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name,
 				   NULL);
 }
 
-int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
-			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
-			uint64_t period, uint64_t time, const char *state)
+/* Intern nr resolved frames (leaf first) into ids; nr 0 stands for one "[unknown]"
+ * frame.  Returns how many ids were written, 0 when out of memory. */
+static size_t intern_frames(struct cg_profile *cg, const struct frame *frames, size_t nr,
+			    uint32_t *ids)
 {
 	static const struct frame unknown = {.dso_name = "[unknown]"};
+	size_t i;
+
+	if (!nr) {
+		frames = &unknown;
+		nr = 1;
+	}
+	if (nr > CG_MAX_FRAMES)
+		nr = CG_MAX_FRAMES;
+	for (i = 0; i < nr; i++)
+		if (frame_id(cg, &frames[i], &ids[i]))
+			return 0;
+	return nr;
+}
+
+/* Count one sample of the stack of frame ids ids[0..nr). */
+static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
+		     uint32_t tid, const char *comm, const uint32_t *ids, size_t nr,
+		     uint64_t period, uint64_t time, const char *state)
+{
 	struct cg_event *ev = event_get(cg, event, event_name);
 	struct cg_stack key = {.event = event, .pid = pid, .tid = tid};
 	uint64_t h;
@@ -343,12 +388,6 @@ int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event
 
 	if (!ev)
 		return -ENOMEM;
-	if (!nr) {
-		frames = &unknown;
-		nr = 1;
-	}
-	if (nr > CG_MAX_FRAMES)
-		nr = CG_MAX_FRAMES;
 	key.comm = intern(cg, comm ? comm : "[unknown]");
 	if (!key.comm)
 		return -ENOMEM;
@@ -358,13 +397,10 @@ int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event
 			return -ENOMEM;
 	}
 	h = mix(mix(mix(mix(mix(0, event), pid), tid), (uintptr_t)key.comm), (uintptr_t)key.state);
-	for (i = 0; i < nr; i++) {
-		if (frame_id(cg, &frames[i], &cg->ids[i]))
-			return -ENOMEM;
-		h = mix(h, cg->ids[i]);
-	}
+	for (i = 0; i < nr; i++)
+		h = mix(h, ids[i]);
 	key.nr = nr;
-	key.frames = cg->ids;
+	key.frames = ids;
 
 	id = hindex_find(cg, &cg->stack_idx, h, stack_eq, &key);
 	if (id < 0) {
@@ -376,7 +412,7 @@ int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event
 		copy = malloc(nr * sizeof(*copy));
 		if (!copy)
 			return -ENOMEM;
-		memcpy(copy, cg->ids, nr * sizeof(*copy));
+		memcpy(copy, ids, nr * sizeof(*copy));
 		if (hindex_insert(&cg->stack_idx, h, cg->nr_stacks)) {
 			free(copy);
 			return -ENOMEM;
@@ -396,6 +432,19 @@ int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event
 			ev->last_time = time;
 	}
 	return 0;
+}
+
+int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
+			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
+			uint64_t period, uint64_t time, const char *state)
+{
+	/* The event first: a sample names its event even when its frames fail. */
+	if (!event_get(cg, event, event_name))
+		return -ENOMEM;
+	nr = intern_frames(cg, frames, nr, cg->ids);
+	if (!nr)
+		return -ENOMEM;
+	return add_stack(cg, event, event_name, pid, tid, comm, cg->ids, nr, period, time, state);
 }
 
 static bool in_u32(const uint32_t *list, size_t n, uint32_t v)
@@ -459,11 +508,6 @@ static void count_lost(struct cg_profile *cg, struct pd_reader *r, const struct 
 		cev->lost += lost;
 }
 
-void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only)
-{
-	cg->leaf_only = leaf_only;
-}
-
 /* s with its callchain cut after the first address (context markers kept before). */
 static struct pd_sample leaf_of(const struct pd_sample *s)
 {
@@ -476,6 +520,153 @@ static struct pd_sample leaf_of(const struct pd_sample *s)
 			break;
 		}
 	return l;
+}
+
+/*
+ * Which machine_resolve() inputs besides pid and ip decide a leaf's frames: the
+ * sample's cpu mode and the last context marker before the address.  -1 when the
+ * callchain holds no address (not cached).
+ */
+static int leaf_mode(const struct pd_sample *s, uint64_t *ip)
+{
+	int marker = 0;
+	uint64_t i;
+
+	if (!s->nr_ips || !s->ips) {
+		*ip = s->ip;
+		return 0x80 | (s->misc & PERF_RECORD_MISC_CPUMODE_MASK);
+	}
+	for (i = 0; i < s->nr_ips; i++) {
+		switch (s->ips[i]) {
+		case PERF_CONTEXT_KERNEL:
+			marker = 1;
+			continue;
+		case PERF_CONTEXT_USER:
+			marker = 2;
+			continue;
+		case PERF_CONTEXT_GUEST:
+			marker = 3;
+			continue;
+		case PERF_CONTEXT_GUEST_KERNEL:
+			marker = 4;
+			continue;
+		case PERF_CONTEXT_GUEST_USER:
+			marker = 5;
+			continue;
+		}
+		if (s->ips[i] >= PERF_CONTEXT_MAX)
+			continue;
+		*ip = s->ips[i];
+		return marker << 3 | (s->misc & PERF_RECORD_MISC_CPUMODE_MASK);
+	}
+	return -1;
+}
+
+static uint64_t leaf_hash(uint32_t pid, int mode, uint64_t ip)
+{
+	return mix(mix(mix(0, ip), pid), mode);
+}
+
+/*
+ * Linear probing that stops at a slot of an older generation: within one generation
+ * slots only ever turn current, so every current entry stays reachable.
+ */
+static struct leaf_entry *leaf_find(struct leaf_cache *lc, uint32_t pid, int mode, uint64_t ip)
+{
+	size_t j;
+
+	if (!lc->cap)
+		return NULL;
+	for (j = leaf_hash(pid, mode, ip) & (lc->cap - 1); lc->e[j].gen == lc->gen;
+	     j = (j + 1) & (lc->cap - 1))
+		if (lc->e[j].ip == ip && lc->e[j].pid == pid && lc->e[j].mode == mode)
+			return &lc->e[j];
+	return NULL;
+}
+
+static void leaf_put(struct leaf_cache *lc, const struct leaf_entry *ne)
+{
+	size_t j;
+
+	for (j = leaf_hash(ne->pid, ne->mode, ne->ip) & (lc->cap - 1); lc->e[j].gen == lc->gen;
+	     j = (j + 1) & (lc->cap - 1))
+		;
+	lc->e[j] = *ne;
+	lc->e[j].gen = lc->gen;
+	lc->n++;
+}
+
+/* Remember a leaf's ids; a cache, so running out of memory only skips it. */
+static void leaf_add(struct leaf_cache *lc, uint32_t pid, int mode, uint64_t ip,
+		     const uint32_t *ids, size_t nr)
+{
+	struct leaf_entry ne = {.ip = ip, .pid = pid, .mode = mode, .nr = nr};
+
+	if (nr > LEAF_IDS)
+		return;
+	if ((lc->n + 1) * 4 > lc->cap * 3) {
+		size_t ncap = lc->cap ? lc->cap * 2 : 1024, ocap = lc->cap, i;
+		struct leaf_entry *old = lc->e, *e = calloc(ncap, sizeof(*e));
+
+		if (!e)
+			return;
+		lc->e = e;
+		lc->cap = ncap;
+		lc->n = 0;
+		for (i = 0; i < ocap; i++)
+			if (old[i].gen == lc->gen)
+				leaf_put(lc, &old[i]);
+		free(old);
+	}
+	memcpy(ne.ids, ids, nr * sizeof(*ids));
+	leaf_put(lc, &ne);
+}
+
+/* Records after which an address may resolve differently: all but those known not to
+ * touch the machine's maps, threads or build-ids. */
+static void leaf_note_record(struct leaf_cache *lc, uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_FINISHED_ROUND:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return;
+	}
+	if (!lc->n)
+		return;
+	lc->n = 0;
+	if (++lc->gen)
+		return;
+	/* Wrapped: generation 0 marks never-used slots, so forget every slot. */
+	memset(lc->e, 0, lc->cap * sizeof(*lc->e));
+	lc->gen = 1;
+}
+
+/* A leaf-only sample's frame ids into cg->ids; their number, 0 when out of memory. */
+static size_t leaf_ids(struct cg_profile *cg, struct machine *m, const struct pd_sample *s)
+{
+	struct pd_sample leaf = leaf_of(s);
+	struct leaf_entry *e;
+	uint64_t ip = 0;
+	int mode = leaf_mode(&leaf, &ip);
+	size_t nr;
+
+	if (mode >= 0 && (e = leaf_find(&cg->leaf, s->pid, mode, ip))) {
+		memcpy(cg->ids, e->ids, e->nr * sizeof(*e->ids));
+		return e->nr;
+	}
+	nr = machine_resolve(m, &leaf, cg->scratch, CG_MAX_FRAMES);
+	nr = intern_frames(cg, cg->scratch, nr, cg->ids);
+	if (nr && mode >= 0)
+		leaf_add(&cg->leaf, s->pid, mode, ip, cg->ids, nr);
+	return nr;
+}
+
+void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only)
+{
+	cg->leaf_only = leaf_only;
 }
 
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
@@ -500,6 +691,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			count_lost(cg, r, &ev);
 			continue;
 		default:
+			leaf_note_record(&cg->leaf, ev.hdr->type);
 			ret = machine_process_event(m, &ev);
 			if (ret == -ENOMEM)
 				goto nomem;
@@ -513,21 +705,22 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
 		if (!period)
 			period = 1;
-		if (cg->leaf_only) {
-			struct pd_sample leaf = leaf_of(s);
-
-			nr = machine_resolve(m, &leaf, cg->scratch, CG_MAX_FRAMES);
-		} else {
-			nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
-		}
 		state = evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW)
 				? offcpu_raw_state(s->raw, s->raw_size)
 				: NULL;
-		if (cg_add_sample_state(
-			    cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
-			    s->tid, comm, cg->scratch, nr, period,
-			    evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
-			    state))
+		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
+			goto nomem;
+		if (cg->leaf_only) {
+			nr = leaf_ids(cg, m, s);
+		} else {
+			nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
+			nr = intern_frames(cg, cg->scratch, nr, cg->ids);
+		}
+		if (!nr ||
+		    add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
+			      s->tid, comm, cg->ids, nr, period,
+			      evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
+			      state))
 			goto nomem;
 	}
 	if (ret < 0) {
@@ -551,6 +744,7 @@ struct cg_profile *cg_new(void)
 		return NULL;
 	cg->scratch = calloc(CG_MAX_FRAMES, sizeof(*cg->scratch));
 	cg->ids = calloc(CG_MAX_FRAMES, sizeof(*cg->ids));
+	cg->leaf.gen = 1;
 	if (!cg->scratch || !cg->ids) {
 		cg_free(cg);
 		errno = ENOMEM;
@@ -576,6 +770,7 @@ void cg_free(struct cg_profile *cg)
 	free(cg->events);
 	free(cg->scratch);
 	free(cg->ids);
+	free(cg->leaf.e);
 	hindex_free(&cg->str_idx);
 	hindex_free(&cg->frame_idx);
 	hindex_free(&cg->func_idx);
