@@ -131,6 +131,9 @@ void pd_oq_round(struct pd_oqueue *q);
 void pd_oq_relieve(struct pd_oqueue *q);
 void pd_oq_free(struct pd_oqueue *q);
 
+/* HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC, CPUID: features that are one string. */
+bool pd_feat_is_string(int feat);
+
 /* Fallback event name from type/config ("cpu-clock"); returns a malloc'd string. */
 char *pd_default_evname(const struct perf_event_attr *attr);
 

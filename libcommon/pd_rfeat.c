@@ -178,15 +178,11 @@ void pd_rfeat_parse(struct pd_reader *r, int feat, const uint8_t *p, size_t len)
 	struct pd_rfeat *f = pd_reader_feat(r);
 	struct fcur c = {p, len};
 
-	switch (feat) {
-	case HEADER_HOSTNAME:
-	case HEADER_OSRELEASE:
-	case HEADER_VERSION:
-	case HEADER_ARCH:
-	case HEADER_CPUDESC:
-	case HEADER_CPUID:
+	if (pd_feat_is_string(feat)) {
 		set_string(f, feat, &c);
-		break;
+		return;
+	}
+	switch (feat) {
 	case HEADER_NRCPUS: {
 		uint32_t v[2];
 

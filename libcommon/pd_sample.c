@@ -17,6 +17,21 @@
 	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
 	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
+bool pd_feat_is_string(int feat)
+{
+	switch (feat) {
+	case HEADER_HOSTNAME:
+	case HEADER_OSRELEASE:
+	case HEADER_VERSION:
+	case HEADER_ARCH:
+	case HEADER_CPUDESC:
+	case HEADER_CPUID:
+		return true;
+	default:
+		return false;
+	}
+}
+
 size_t pd_sid_size(uint64_t type)
 {
 	return 8 * (size_t)__builtin_popcountll(type & SID_MASK);

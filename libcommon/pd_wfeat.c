@@ -71,16 +71,11 @@ void pd_buf_free(struct pd_buf *b)
 
 bool pd_wfeat_has(const struct pd_wfeat *f, int feat, size_t nr_attrs)
 {
+	if (pd_feat_is_string(feat))
+		return f->str[feat] != NULL;
 	switch (feat) {
 	case HEADER_BUILD_ID:
 		return f->nr_bids > 0;
-	case HEADER_HOSTNAME:
-	case HEADER_OSRELEASE:
-	case HEADER_VERSION:
-	case HEADER_ARCH:
-	case HEADER_CPUDESC:
-	case HEADER_CPUID:
-		return f->str[feat] != NULL;
 	case HEADER_NRCPUS:
 		return f->have_nrcpus;
 	case HEADER_TOTAL_MEM:
@@ -205,18 +200,7 @@ static int set_str(char **slot, const char *v)
 
 int pd_writer_set_string(struct pd_writer *w, int feat, const char *value)
 {
-	switch (feat) {
-	case HEADER_HOSTNAME:
-	case HEADER_OSRELEASE:
-	case HEADER_VERSION:
-	case HEADER_ARCH:
-	case HEADER_CPUDESC:
-	case HEADER_CPUID:
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (!value)
+	if (!pd_feat_is_string(feat) || !value)
 		return -EINVAL;
 	return set_str(&pd_writer_feat(w)->str[feat], value);
 }
