@@ -2,9 +2,9 @@
 /*
  * offcpu_pingpong [ROUNDS]: two threads pass one byte back and forth over two pipes
  * ROUNDS times (default 100000), so each round blocks each thread once in read():
- * a context-switch-heavy load for bench/offcpu.  Prints, for the exchange alone
- * (thread start-up excluded):
- *   rounds N elapsed_ns N
+ * a context-switch-heavy load for bench/offcpu.  Prints the exchange's wall time
+ * (thread start-up excluded) and the CPU time of the whole process:
+ *   rounds N elapsed_ns N cpu_ns N
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,11 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ULL + tv->tv_usec * 1000ULL;
 }
 
 __attribute__((noinline)) static int bounce(int in, int out)
@@ -47,8 +53,9 @@ static void *responder(void *arg)
 
 int main(int argc, char **argv)
 {
+	struct rusage ru;
 	pthread_t t;
-	uint64_t t0;
+	uint64_t t0, elapsed;
 	char c = 'x';
 	long i;
 
@@ -67,7 +74,10 @@ int main(int argc, char **argv)
 		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
 			break;
 	}
-	printf("rounds %ld elapsed_ns %llu\n", i, (unsigned long long)(now_ns() - t0));
+	elapsed = now_ns() - t0;
 	pthread_join(t, NULL);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("rounds %ld elapsed_ns %llu cpu_ns %llu\n", i, (unsigned long long)elapsed,
+	       (unsigned long long)(tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime)));
 	return 0;
 }
