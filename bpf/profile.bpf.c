@@ -4,11 +4,25 @@
  * the processes being profiled, and hands pa-record their kernel and user stacks
  * through a ring buffer.  A tp_btf fork hook extends the target set to children.
  *
- * Off-CPU time: on sched_switch, a target thread leaving the CPU has its stacks
- * and the time stored under its tid; when it is switched back in (on any CPU) the
- * stretch is emitted as one sample whose period is the ns it spent off the CPU.
+ * Off-CPU time: on sched_switch, a target thread leaving the CPU has the time and
+ * its state stored per thread; when it is switched back in (on any CPU) the
+ * stretch is known and, if long enough, emitted as one sample whose period is the
+ * ns it spent off the CPU.  Its user stack is taken when it returns to user space
+ * (a task_work, 6.18+): a thread blocked in the kernel goes back with the stack it
+ * blocked with, and the walk is paid only for the stretches that are emitted.
+ * Older kernels walk the user stack at every switch-out.
  */
+/*
+ * The map value that carries a task_work needs the type under its kernel name,
+ * which vmlinux.h has only when the build machine's kernel does (6.18+).
+ */
+#define bpf_task_work bpf_task_work___vmlinux
 #include "vmlinux.h"
+#undef bpf_task_work
+struct bpf_task_work {
+	__u64 __opaque;
+};
+
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -28,6 +42,15 @@ const volatile __u64 wakeup_bytes = 0;
 const volatile __u64 offcpu_min_ns = 0;
 /* Bit (1 << PROFILE_STATE_*) set: that state is recorded. */
 const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
+/* PROFILE_USTACK_*: when the off-CPU user stack is taken (DEFERRED: tp_btf only). */
+const volatile __u32 offcpu_ustack = PROFILE_USTACK_SWITCH_OUT;
+
+typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
+					      void *map__map, task_work_fn callback,
+					      void *aux__prog) __ksym __weak;
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -42,13 +65,17 @@ struct {
 } events SEC(".maps");
 
 /*
- * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  Slot 0 is
- * the cpu sampler's, slot 1 the seed of new offcpu_start entries, slot 2 where an
- * off-CPU sample is put together at switch-in.
+ * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  One slot
+ * per context that builds samples, so none overwrites another's on one CPU.
  */
+#define SLOT_CPU    0 /* on_sample (cpu-clock interrupt) */
+#define SLOT_SWITCH 1 /* sched_switch (interrupts off) */
+#define SLOT_USTACK 2 /* the deferred user stack walk (preemption off) */
+#define SLOT_NR	    3
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, SLOT_NR);
 	__type(key, __u32);
 	__type(value, struct profile_sample);
 } scratch SEC(".maps");
@@ -62,10 +89,54 @@ struct {
 } lost SEC(".maps");
 
 /*
- * Per thread (tid): the stacks and time of its last switch-out, time 0 once
- * consumed.  Keyed by tid, not CPU, so a thread that leaves CPU 0 and comes back
- * on CPU 1 is counted once.  The entry lives as long as the thread, so the ~2 KiB
- * copy of insertion is paid once per thread, not per switch.
+ * Per thread: when and why it last left the CPU, time 0 once consumed.  Per
+ * thread, not per CPU, so a thread that leaves CPU 0 and comes back on CPU 1 is
+ * counted once.  This is read on every switch: tp_btf keeps it in task storage,
+ * the cheapest lookup there is, and freed with the task; raw_tp, whose task
+ * pointers cannot key task storage, in a hash by tid freed at the thread's last
+ * switch.
+ */
+struct offcpu_when {
+	__u64 time; /* switch-out, bpf_ktime_get_ns(); 0: not timing */
+	__u32 cpu;  /* the CPU it left */
+	__u8 state; /* PROFILE_STATE_* */
+	__u8 __pad[3];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_when);
+} offcpu_tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PROFILE_OFFCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct offcpu_when);
+} offcpu_tids SEC(".maps");
+
+/*
+ * PROFILE_USTACK_DEFERRED: the task_work that takes a thread's user stack, per
+ * tid, made at its first emitted stretch (a task_work cannot live in task storage).
+ */
+struct offcpu_work {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PROFILE_OFFCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct offcpu_work);
+} offcpu_works SEC(".maps");
+
+/*
+ * PROFILE_USTACK_SWITCH_OUT: the stacks taken at the last switch-out, per tid.  The
+ * ~2 KiB copy of insertion is paid once per thread, not per switch.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -73,7 +144,7 @@ struct {
 	__uint(max_entries, PROFILE_OFFCPU_THREADS);
 	__type(key, __u32);
 	__type(value, struct profile_sample);
-} offcpu_start SEC(".maps");
+} offcpu_stacks SEC(".maps");
 
 #define STACK_BYTES (PROFILE_MAX_FRAMES * sizeof(__u64))
 
@@ -89,9 +160,9 @@ static __always_inline bool is_target(__u32 tgid)
 /*
  * The user stack, written at s->ips[nr_kernel..]: the CFI walker of unwind.bpf.h, or
  * with --unwind fp frame pointers through bpf_get_stack.  ctx is the program's
- * context (perf_event or tracepoint): the user registers are the current task's
- * either way.  slot is the caller's unwind_bufs slot.  Returns the number of frames
- * stored, or < 0.
+ * context (perf_event or tracepoint), NULL in a task_work: the user registers are
+ * the current task's either way.  slot is the caller's SLOT_*.  Returns the number
+ * of frames stored, or < 0.
  */
 static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u32 nr_kernel,
 					__u32 slot)
@@ -102,7 +173,11 @@ static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u
 		return -1;
 	if (unwind_mode != UNWIND_MODE_FP)
 		return unwind_cfi(s, nr_kernel, slot);
-	n = bpf_get_stack(ctx, &s->ips[nr_kernel], STACK_BYTES, BPF_F_USER_STACK);
+	if (ctx)
+		n = bpf_get_stack(ctx, &s->ips[nr_kernel], STACK_BYTES, BPF_F_USER_STACK);
+	else
+		n = bpf_get_task_stack(bpf_get_current_task_btf(), &s->ips[nr_kernel], STACK_BYTES,
+				       BPF_F_USER_STACK);
 	if (n < 0)
 		return n;
 	return n / sizeof(__u64);
@@ -119,7 +194,7 @@ static __always_inline void count(__u32 slot, __u64 v)
 /*
  * The current task's kernel (unless kernel is false) and user stacks into s->ips,
  * nr_kernel/nr_user and the error flags set: the one stack capture both samplers
- * share.  slot: the caller's unwind_bufs slot.
+ * share.  slot: the caller's SLOT_*.
  */
 static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, bool kernel,
 					   __u32 slot)
@@ -151,8 +226,8 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 	s->nr_user = nu;
 }
 
-/* Submit the used prefix of s; a full ring buffer counts in slot lost_slot. */
-static __always_inline void submit(struct profile_sample *s, __u32 lost_slot)
+/* Submit the used prefix of s; false if the ring buffer is full. */
+static __always_inline bool submit(struct profile_sample *s)
 {
 	__u64 size, flags = 0;
 
@@ -161,20 +236,19 @@ static __always_inline void submit(struct profile_sample *s, __u32 lost_slot)
 		size = sizeof(*s);
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
 		flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&events, s, size, flags))
-		count(lost_slot, 1);
+	return bpf_ringbuf_output(&events, s, size, flags) == 0;
 }
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0;
+	__u32 tgid = id >> 32, slot = SLOT_CPU;
 	struct profile_sample *s;
 
 	if (!is_target(tgid))
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return 0;
 
@@ -186,8 +260,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->kind = PROFILE_KIND_CPU;
 	s->state = 0;
 	s->__pad = 0;
-	capture_stacks(ctx, s, true, 0);
-	submit(s, PROFILE_LOST_CPU);
+	capture_stacks(ctx, s, true, SLOT_CPU);
+	if (!submit(s))
+		count(PROFILE_LOST_CPU, 1);
 	return 0;
 }
 
@@ -199,6 +274,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 #define EXIT_ZOMBIE	     0x0020
 #define TASK_DEAD	     0x0080
 #define PF_KTHREAD	     0x00200000
+#define EBUSY		     16 /* errno-base.h */
 
 /*
  * preempt is true for involuntary switches; prev_state is what the scheduler acted
@@ -217,157 +293,325 @@ static __always_inline __u8 switch_state(bool preempt, __u32 prev_state)
 }
 
 /*
- * prev (the current task) leaves the CPU: remember when, why and where.  With
- * defer_kstack only the user stack is taken now (it cannot be read from another
- * task later); the kernel stack, the costly part, is taken at switch-in and only
- * for stretches that are emitted.
+ * The entry of map (a tid hash) for tid, made if missing; NULL if the map is full,
+ * counted as a switch-out not tracked.
  */
-static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_struct *prev,
-				       __u32 prev_state, bool defer_kstack)
+static __always_inline void *tid_entry(void *map, __u32 tid, const void *init)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, one = 1;
+	void *v = bpf_map_lookup_elem(map, &tid);
+
+	if (v)
+		return v;
+	if (bpf_map_update_elem(map, &tid, init, BPF_NOEXIST) && !bpf_map_lookup_elem(map, &tid)) {
+		count(PROFILE_LOST_OFFCPU_MAP, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(map, &tid);
+}
+
+/*
+ * The when-entry of task (tid) for a switch-out (create) or switch-in, from task
+ * storage with btf (task is trusted there), else from the tid hash.
+ */
+static __always_inline struct offcpu_when *when_of(struct task_struct *task, __u32 tid, bool btf,
+						   bool create)
+{
+	struct offcpu_when zero = {};
+	struct offcpu_when *w;
+
+	if (!btf)
+		return create ? tid_entry(&offcpu_tids, tid, &zero)
+			      : bpf_map_lookup_elem(&offcpu_tids, &tid);
+	w = bpf_task_storage_get(&offcpu_tasks, task, NULL, 0);
+	if (w || !create)
+		return w;
+	w = bpf_task_storage_get(&offcpu_tasks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		count(PROFILE_LOST_OFFCPU_MAP, 1);
+	return w;
+}
+
+/*
+ * PROFILE_USTACK_SWITCH_OUT: the current task's user stack (and with kernel, its
+ * kernel stack) into its offcpu_stacks entry.  False if there is no room.
+ */
+static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 state, bool kernel)
+{
+	__u32 slot = SLOT_SWITCH;
+	struct profile_sample *seed = bpf_map_lookup_elem(&scratch, &slot);
 	struct profile_sample *s;
-	__u8 state;
 
-	if (!tid || !is_target(tgid))
-		return;
-	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) {
-		/* Its last switch: it never comes back, free the entry. */
-		bpf_map_delete_elem(&offcpu_start, &tid);
-		return;
-	}
-	/* Kernel threads of -a would bury the targets' waits under their idling. */
-	if (system_wide && (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
-		return;
-	state = switch_state(preempt, prev_state);
-	s = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!(offcpu_states & (1u << state))) {
-		if (s)
-			s->time = 0;
-		return;
-	}
-	if (!s) {
-		struct profile_sample *seed = bpf_map_lookup_elem(&scratch, &one);
-
-		if (!seed)
-			return;
-		if (bpf_map_update_elem(&offcpu_start, &tid, seed, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&offcpu_start, &tid)) {
-			count(PROFILE_LOST_OFFCPU_MAP, 1);
-			return;
-		}
-		s = bpf_map_lookup_elem(&offcpu_start, &tid);
-		if (!s)
-			return;
-	}
+	if (!seed)
+		return false;
+	/* Any content: the seed is only copied when the thread has no entry yet. */
+	s = tid_entry(&offcpu_stacks, tid, seed);
+	if (!s)
+		return false;
 	s->pid = tgid;
 	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
 	s->kind = PROFILE_KIND_OFFCPU;
 	s->state = state;
 	s->__pad = 0;
-	capture_stacks(ctx, s, !defer_kstack, 1);
-	/* Last: a non-zero time marks the entry complete. */
-	s->time = bpf_ktime_get_ns();
+	capture_stacks(ctx, s, kernel, SLOT_SWITCH);
+	return true;
+}
+
+/* tid's last switch: it never comes back, free what it had. */
+static __always_inline void forget(__u32 tid, bool btf)
+{
+	if (!btf)
+		bpf_map_delete_elem(&offcpu_tids, &tid);
+	if (offcpu_ustack == PROFILE_USTACK_DEFERRED)
+		bpf_map_delete_elem(&offcpu_works, &tid);
+	else
+		bpf_map_delete_elem(&offcpu_stacks, &tid);
 }
 
 /*
- * The sample for s with next's kernel stack, taken now that next is about to run
- * (its kernel stack is still the one it blocked in), followed by the user stack
- * stored at switch-out.  NULL if there is no room.
+ * prev (the current task) leaves the CPU at now: remember when and why.  Unless
+ * the user stack is deferred, take it now too (it cannot be read from another
+ * task later); from tp_btf (btf) the kernel stack, the costly part, is taken at
+ * switch-in and only for stretches that are emitted.
  */
-static __always_inline struct profile_sample *with_task_kstack(struct profile_sample *s,
-							       struct task_struct *next)
+static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_struct *prev,
+				       __u32 prev_state, __u64 now, bool btf)
 {
-	__u32 two = 2, nk = 0, nu = s->nr_user;
-	struct profile_sample *out = bpf_map_lookup_elem(&scratch, &two);
-	long n;
-
-	if (!out)
-		return NULL;
-	out->pid = s->pid;
-	out->tid = s->tid;
-	out->cpu = s->cpu;
-	out->kind = s->kind;
-	out->state = s->state;
-	out->__pad = 0;
-	out->flags = s->flags;
-	if (!no_kernel) {
-		n = bpf_get_task_stack(next, out->ips, STACK_BYTES, 0);
-		if (n < 0)
-			out->flags |= PROFILE_F_KSTACK_ERR;
-		else
-			nk = n / sizeof(__u64);
-	}
-	if (nk > PROFILE_MAX_FRAMES)
-		nk = PROFILE_MAX_FRAMES;
-	if (nk)
-		out->flags |= PROFILE_F_KERNEL_MODE;
-	if (nu > PROFILE_MAX_FRAMES)
-		nu = PROFILE_MAX_FRAMES;
-	if (nu && bpf_probe_read_kernel(&out->ips[nk], nu * sizeof(__u64), s->ips))
-		nu = 0;
-	out->nr_kernel = nk;
-	out->nr_user = nu;
-	return out;
-}
-
-/* next comes back: if its switch-out was remembered, the stretch is known now. */
-static __always_inline void offcpu_in(struct task_struct *next, bool defer_kstack)
-{
-	__u32 tid = BPF_CORE_READ(next, pid);
-	struct profile_sample *s, *out;
-	__u64 now, delta;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct offcpu_when *w;
+	__u8 state;
 
 	if (!tid)
 		return;
-	s = bpf_map_lookup_elem(&offcpu_start, &tid);
-	if (!s || !s->time)
+	/* A thread with an entry was a target when it was made: skip that lookup. */
+	w = when_of(prev, tid, btf, false);
+	if (!w && !is_target(tgid))
 		return;
-	now = bpf_ktime_get_ns();
-	delta = now - s->time;
-	s->time = 0;
+	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) {
+		if (w)
+			forget(tid, btf);
+		return;
+	}
+	state = switch_state(preempt, prev_state);
+	if (!(offcpu_states & (1u << state))) {
+		if (w)
+			w->time = 0;
+		return;
+	}
+	if (!w) {
+		/* Kernel threads of -a would bury the targets' waits under their idling. */
+		if (system_wide && (BPF_CORE_READ(prev, flags) & PF_KTHREAD))
+			return;
+		w = when_of(prev, tid, btf, true);
+		if (!w)
+			return;
+	}
+	w->cpu = bpf_get_smp_processor_id();
+	w->state = state;
+	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT &&
+	    !stash_stacks(ctx, tgid, tid, state, !btf)) {
+		w->time = 0;
+		return;
+	}
+	w->time = now;
+}
+
+/*
+ * next's kernel stack into out, taken now that next is about to run: its kernel
+ * stack is still the one it blocked in.  Returns the number of frames.
+ */
+static __always_inline __u32 task_kstack(struct profile_sample *out, struct task_struct *next)
+{
+	long n;
+
+	if (no_kernel)
+		return 0;
+	n = bpf_get_task_stack(next, out->ips, STACK_BYTES, 0);
+	if (n < 0) {
+		out->flags |= PROFILE_F_KSTACK_ERR;
+		return 0;
+	}
+	n /= sizeof(__u64);
+	if (n > PROFILE_MAX_FRAMES)
+		n = PROFILE_MAX_FRAMES;
+	if (n)
+		out->flags |= PROFILE_F_KERNEL_MODE;
+	return n;
+}
+
+/*
+ * PROFILE_USTACK_DEFERRED, in the thread's own context as it returns to user space
+ * (or exits): the user stack it blocked with, for the samples sent at its
+ * switch-in.  Preemption stays off so that no other walk on this CPU shares the
+ * slot.
+ */
+static int offcpu_ustack_work(struct bpf_map *map __attribute__((unused)), __u32 *tid,
+			      struct offcpu_work *wk __attribute__((unused)))
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 slot = SLOT_USTACK;
+	struct profile_sample *s;
+	long n;
+
+	if (*tid != (__u32)id)
+		return 0;
+	bpf_preempt_disable();
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (s) {
+		s->pid = id >> 32;
+		s->tid = (__u32)id;
+		s->time = bpf_ktime_get_ns();
+		s->period = 0;
+		s->cpu = bpf_get_smp_processor_id();
+		s->flags = 0;
+		s->nr_kernel = 0;
+		s->kind = PROFILE_KIND_USTACK;
+		s->state = 0;
+		s->__pad = 0;
+		n = unwind_user(NULL, s, 0, SLOT_USTACK);
+		if (n < 0) {
+			s->flags |= PROFILE_F_USTACK_ERR;
+			n = 0;
+		}
+		if (n > PROFILE_MAX_FRAMES)
+			n = PROFILE_MAX_FRAMES;
+		s->nr_user = n;
+		/* If dropped, pa-record writes the samples waiting for it without it,
+		 * after a second, and counts them. */
+		submit(s);
+	}
+	bpf_preempt_enable();
+	return 0;
+}
+
+/* Ask for next's user stack when it returns to user space; false if it will not come. */
+static __always_inline bool ustack_later(struct task_struct *next, __u32 tid)
+{
+	struct offcpu_work zero = {}, *wk = tid_entry(&offcpu_works, tid, &zero);
+	int err;
+
+	if (!wk)
+		return false;
+	/* -EBUSY: a walk is already pending, and it will serve this stretch too. */
+	err = bpf_task_work_schedule_resume_impl(next, &wk->tw, &offcpu_works,
+						 (task_work_fn)offcpu_ustack_work, NULL);
+	return !err || err == -EBUSY;
+}
+
+/*
+ * tp_btf: the sample of w's stretch that ends now, as next (thread tid) comes
+ * back: its kernel stack, and the user stack stashed at switch-out or taken by a
+ * task_work when it returns to user space.
+ */
+static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task_struct *next,
+					      __u32 tid, __u64 now, __u64 delta)
+{
+	__u32 slot = SLOT_SWITCH, nk, nu = 0;
+	struct profile_sample *out = bpf_map_lookup_elem(&scratch, &slot);
+	struct profile_sample *st = NULL;
+
+	if (!out)
+		return;
+	out->flags = 0;
+	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT) {
+		st = bpf_map_lookup_elem(&offcpu_stacks, &tid);
+		if (!st)
+			return;
+		out->flags = st->flags;
+		nu = st->nr_user;
+	}
+	out->pid = next->tgid;
+	out->tid = tid;
+	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
+	out->time = now;
+	out->period = delta;
+	out->cpu = w->cpu;
+	out->kind = PROFILE_KIND_OFFCPU;
+	out->state = w->state;
+	out->__pad = 0;
+	nk = task_kstack(out, next);
+	if (nu > PROFILE_MAX_FRAMES)
+		nu = PROFILE_MAX_FRAMES;
+	if (st && nu && bpf_probe_read_kernel(&out->ips[nk], nu * sizeof(__u64), st->ips))
+		nu = 0;
+	out->nr_kernel = nk;
+	out->nr_user = nu;
+	if (offcpu_ustack == PROFILE_USTACK_DEFERRED) {
+		if (ustack_later(next, tid))
+			out->flags |= PROFILE_F_USTACK_LATER;
+		else
+			count(PROFILE_LOST_USTACK, 1);
+	}
+	if (!submit(out))
+		count(PROFILE_LOST_OFFCPU, 1);
+}
+
+/* next comes back at now: if its switch-out was remembered, the stretch is known. */
+static __always_inline void offcpu_in(struct task_struct *next, __u64 now, bool btf)
+{
+	struct offcpu_when *w;
+	struct profile_sample *s;
+	__u64 delta;
+	__u32 tid;
+
+	/* tp_btf reads next directly; raw_tp's next is a plain number to the verifier. */
+	tid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	if (!tid)
+		return;
+	w = when_of(next, tid, btf, false);
+	if (!w || !w->time)
+		return;
+	delta = now - w->time;
+	w->time = 0;
 	if (delta < offcpu_min_ns) {
 		count(PROFILE_SHORT_OFFCPU, 1);
 		count(PROFILE_SHORT_OFFCPU_NS, delta);
 		return;
 	}
-	out = defer_kstack ? with_task_kstack(s, next) : s;
-	if (!out)
+	if (btf) {
+		emit_at_switch_in(w, next, tid, now, delta);
 		return;
-	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
-	out->time = now;
-	out->period = delta;
-	submit(out, PROFILE_LOST_OFFCPU);
-	s->time = 0;
+	}
+	/* raw_tp: both stacks were taken at switch-out. */
+	s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
+	if (!s)
+		return;
+	s->time = now;
+	s->period = delta;
+	if (!submit(s))
+		count(PROFILE_LOST_OFFCPU, 1);
 }
 
 /*
- * sched_switch(bool preempt, prev, next, unsigned int prev_state), 5.18+.  next is
- * a trusted task pointer here, so its kernel stack can be taken at switch-in.
+ * sched_switch(bool preempt, prev, next, unsigned int prev_state), 5.18+.  prev and
+ * next are trusted task pointers here: they key task storage, and next's kernel
+ * stack can be taken at switch-in.  One clock read serves both sides.
  */
 SEC("tp_btf/sched_switch")
 int on_switch_btf(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	__u64 now = bpf_ktime_get_ns();
 
-	offcpu_out(ctx, (bool)ctx[0], prev, (__u32)ctx[3], true);
-	offcpu_in(next, true);
+	offcpu_out(ctx, (bool)ctx[0], prev, (__u32)ctx[3], now, true);
+	offcpu_in(next, now, true);
 	return 0;
 }
 
 /*
- * The same where BTF tracepoints cannot be attached.  next is a plain number to
- * the verifier here: both stacks are taken at switch-out.
+ * The same where BTF tracepoints cannot be attached.  prev and next are plain
+ * numbers to the verifier here: state is kept by tid and both stacks are taken at
+ * switch-out.
  */
 SEC("raw_tp/sched_switch")
 int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (void *)ctx->args[1], *next = (void *)ctx->args[2];
+	__u64 now = bpf_ktime_get_ns();
 
-	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], false);
-	offcpu_in(next, false);
+	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], now, false);
+	offcpu_in(next, now, false);
 	return 0;
 }
 

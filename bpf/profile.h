@@ -17,15 +17,28 @@
 #define PROFILE_MAX_TARGETS 8192
 
 /*
- * Default capacity of `offcpu_start` (threads whose last switch-out is remembered).
- * One entry per live target thread, allocated on first switch-out, freed when the
- * thread dies; pa-record sizes it with bpf_map__set_max_entries.
+ * Default capacity of the per-thread off-CPU hashes (offcpu_tids, offcpu_works,
+ * offcpu_stacks).  One entry per live target thread, allocated on first use, freed
+ * when the thread dies; pa-record sizes them with bpf_map__set_max_entries.
  */
 #define PROFILE_OFFCPU_THREADS 16384
 
 /* profile_sample.kind */
 #define PROFILE_KIND_CPU    0 /* a cpu-clock tick */
 #define PROFILE_KIND_OFFCPU 1 /* a stretch off the CPU: period = ns switched out */
+/*
+ * The user stack of a thread returning to user space, for the off-CPU samples of
+ * that thread sent before it with PROFILE_F_USTACK_LATER: nr_kernel is 0.
+ */
+#define PROFILE_KIND_USTACK 2
+
+/*
+ * How the off-CPU user stack is taken (rodata offcpu_ustack), cheapest first.  A
+ * thread blocked in the kernel returns to user space with the user stack it
+ * blocked with, so the stack can wait until a stretch is known to be long enough.
+ */
+#define PROFILE_USTACK_DEFERRED	  0 /* task_work at the return to user space (6.18+) */
+#define PROFILE_USTACK_SWITCH_OUT 1 /* walked at every switch-out */
 
 /*
  * profile_sample.state for off-CPU samples: why the thread left the CPU, from
@@ -40,15 +53,17 @@
 /* Slots of the per-CPU `lost` counters. */
 #define PROFILE_LOST_CPU	0 /* cpu samples: ring buffer full */
 #define PROFILE_LOST_OFFCPU	1 /* off-CPU samples: ring buffer full */
-#define PROFILE_LOST_OFFCPU_MAP 2 /* switch-outs not tracked: offcpu_start full */
+#define PROFILE_LOST_OFFCPU_MAP 2 /* switch-outs not tracked: offcpu_threads full */
 #define PROFILE_SHORT_OFFCPU	3 /* off-CPU stretches under offcpu_min_ns: count */
 #define PROFILE_SHORT_OFFCPU_NS 4 /* ... and their total ns */
-#define PROFILE_LOST_NR		5
+#define PROFILE_LOST_USTACK	5 /* deferred user stacks not scheduled (task_work) */
+#define PROFILE_LOST_NR		6
 
 /* profile_sample.flags */
-#define PROFILE_F_KSTACK_ERR  (1u << 0) /* bpf_get_stack failed for the kernel stack */
-#define PROFILE_F_USTACK_ERR  (1u << 1) /* the user stack walk failed */
-#define PROFILE_F_KERNEL_MODE (1u << 2) /* the sample interrupted kernel code */
+#define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */
+#define PROFILE_F_USTACK_ERR   (1u << 1) /* the user stack walk failed */
+#define PROFILE_F_KERNEL_MODE  (1u << 2) /* the sample interrupted kernel code */
+#define PROFILE_F_USTACK_LATER (1u << 3) /* user stack follows: PROFILE_KIND_USTACK */
 
 /*
  * One sample, variable size: header then nr_kernel kernel ips followed by nr_user

@@ -57,7 +57,7 @@ struct {
 	__type(value, __u64);
 } unwind_stats SEC(".maps");
 
-/* Where a walk puts its pcs: slot 0 for the cpu sampler, 1 for sched_switch. */
+/* Where a walk puts its pcs: one slot per context that walks (profile.bpf.c's SLOT_*). */
 struct unwind_buf {
 	__u64 ips[PROFILE_MAX_FRAMES];
 	/* Frames stored.  Here, not in the walk state on the stack: a counter the
@@ -67,7 +67,7 @@ struct unwind_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, struct unwind_buf);
 } unwind_bufs SEC(".maps");

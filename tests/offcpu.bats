@@ -160,12 +160,63 @@ record_sleep() {
 	[ "$(offcpu_ns all.data spinner)" -gt 0 ] || fail "no preempted time under spinner()"
 }
 
+# has_task_work: the running kernel has the kfuncs of the task_work method (6.18+).
+has_task_work() {
+	command -v bpftool >/dev/null &&
+		bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+		grep -q "FUNC 'bpf_task_work_schedule_resume_impl'"
+}
+
+@test "offcpu: the user stack comes from a task_work where the kernel has one" {
+	require_root
+	has_task_work || skip "this kernel has no bpf_task_work kfuncs (before 6.18)"
+	record_sleep -v 2>rec.err
+	grep -q 'off-CPU time from tp_btf/sched_switch, user stacks from a task_work' rec.err ||
+		fail "task_work method not used: $(grep 'off-CPU time from' rec.err)"
+	! grep -q 'have no user stack' rec.err || fail "$(grep 'no user stack' rec.err)"
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: user stacks taken at switch-out (the pre-6.18 method) record the same sleep" {
+	require_root
+	PA_RECORD_SWITCH=switch-out record_sleep -v 2>rec.err
+	grep -q 'off-CPU time from tp_btf/sched_switch, user stacks at switch-out' rec.err ||
+		fail "switch-out method not used: $(grep 'off-CPU time from' rec.err)"
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
 @test "offcpu: the raw_tp fallback records the same sleep" {
 	require_root
-	PA_RECORD_RAW_TP=1 record_sleep -v 2>rec.err
+	PA_RECORD_SWITCH=raw-tp record_sleep -v 2>rec.err
 	grep -q 'off-CPU time from raw_tp/sched_switch' rec.err || fail "raw_tp was not used"
 	got=$(offcpu_ns p.data sleeper)
 	in_range "$(ratio "$got" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: a thread killed in its sleep keeps that last stretch and its user stack" {
+	require_root
+	require_perf
+	w=$(wl offcpu_sleep)
+	"$w" 10 >/dev/null &
+	pid=$!
+	track "$pid"
+	(sleep 1.1 && kill -9 "$pid") &
+	pa_record -q --offcpu -p "$pid" -d 5 -o p.data
+	# The stretch the kill cut short is the shortest; its stack still has sleeper().
+	short=$(perf script -F period,event,ip,sym -i p.data 2>/dev/null | awk '
+		$2 == "offcpu-time:" { p = $1; frames = "" ; next }
+		NF == 0 && p { if (!min || p < min) { min = p; st = frames } p = 0; next }
+		p { frames = frames " " $NF }
+		END { if (p && (!min || p < min)) { min = p; st = frames } print min, st }')
+	echo "shortest stretch: $short"
+	read -r period frames <<<"$short"
+	[ "${period:-0}" -gt 0 ] && [ "$period" -lt 190000000 ] || fail "no cut-short stretch"
+	[[ " $frames " == *" sleeper "* ]] || fail "the cut-short stretch lost its user stack"
+}
+
+@test "offcpu: PA_RECORD_SWITCH names an unknown method in one line" {
+	PA_RECORD_SWITCH=kprobe run -1 "$PA_RECORD" --offcpu -o p.data -- true
+	[[ $output == "pa-record: error: PA_RECORD_SWITCH=kprobe: unknown;"* ]]
 }
 
 @test "offcpu: --no-cpu records offcpu-time alone" {

@@ -194,6 +194,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	/* Waits under 1 ms are many and cheap: keep the volume to what explains latency. */
 	o->offcpu_min_ns = 1000000;
 	o->offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
+	o->switch_method = -1;
 	o->argc = argc;
 	o->argv = argv;
 	opterr = 0;
@@ -297,8 +298,20 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		pa_err("%s needs --offcpu; add --offcpu to record off-CPU time", offcpu_opt);
 		return -EINVAL;
 	}
-	env = getenv("PA_RECORD_RAW_TP");
-	o->force_raw_tp = env && *env && strcmp(env, "0");
+	env = getenv("PA_RECORD_SWITCH");
+	if (env && *env) {
+		static const char *const names[] = {"task-work", "switch-out", "raw-tp"};
+		size_t i;
+
+		for (i = 0; i < sizeof(names) / sizeof(names[0]) && strcmp(env, names[i]); i++)
+			;
+		if (i == sizeof(names) / sizeof(names[0])) {
+			pa_err("PA_RECORD_SWITCH=%s: unknown; use task-work, switch-out or raw-tp",
+			       env);
+			return -EINVAL;
+		}
+		o->switch_method = i;
+	}
 
 	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
 	if (modes != 1) {
@@ -358,8 +371,11 @@ static void progress(struct rec_session *s, uint64_t now, uint64_t *last, bool f
 	fprintf(stderr, ", %.0f s ", (now - s->start_ns) / 1e9);
 }
 
-/* Take everything the kernel has for us: BPF samples, side-band, lost counts. */
-static int drain(struct rec_session *s, int timeout_ms)
+/*
+ * Take everything the kernel has for us: BPF samples, side-band, lost counts.
+ * final: the events are off, write what still waits for a user stack.
+ */
+static int drain(struct rec_session *s, int timeout_ms, bool final)
 {
 	int err;
 
@@ -378,7 +394,9 @@ static int drain(struct rec_session *s, int timeout_ms)
 		pa_err("reading the BPF ring buffer failed: %s", strerror(-err));
 		return err;
 	}
-	err = rec_sideband_drain(s);
+	err = rec_offcpu_flush(s, final);
+	if (!err)
+		err = rec_sideband_drain(s);
 	if (err)
 		return err;
 	rec_unwind_round(s);
@@ -394,7 +412,7 @@ static int record_loop(struct rec_session *s)
 	int err = 0;
 
 	while (!*s->stop) {
-		err = drain(s, 100);
+		err = drain(s, 100, false);
 		if (err)
 			break;
 		now = pa_now_ns();
@@ -409,7 +427,7 @@ static int record_loop(struct rec_session *s)
 	rec_events_disable(s);
 	/* Records are complete once the events are off: take the rest. */
 	if (!err)
-		err = drain(s, 0);
+		err = drain(s, 0, true);
 	if (err && err != s->write_err)
 		return err;
 	if (s->write_err)
@@ -443,6 +461,11 @@ static void summary(struct rec_session *s)
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
 			(unsigned long long)s->off_untracked);
+	/* A few are expected: threads that stop or die before returning to user space. */
+	if (s->off_no_ustack && (s->opts.verbose || s->off_no_ustack * 100 > s->off_samples))
+		pa_warn("%llu off-CPU samples have no user stack (the thread did not return to "
+			"user space before it exited or the recording stopped)",
+			(unsigned long long)s->off_no_ustack);
 	if (s->opts.offcpu && s->off_short && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
 			(unsigned long long)s->off_short, s->off_short_ns / 1e9);

@@ -359,27 +359,32 @@ static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, bool offcpu
 	return offcpu ? c->off_id : c->clock_id;
 }
 
-/* ring_buffer callback: one profile_sample becomes one PERF_RECORD_SAMPLE. */
-int rec_handle_sample(void *ctx, void *data, size_t size)
+/*
+ * One profile_sample as one PERF_RECORD_SAMPLE, its user stack from uips[0..nu)
+ * when uips is set (a deferred off-CPU user stack), else from ps itself.
+ */
+int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
+		     const __u64 *uips, uint64_t nu)
 {
-	struct rec_session *s = ctx;
-	const struct profile_sample *ps = data;
 	struct pd_sample smp = {};
 	struct offcpu_raw raw = {.magic = OFFCPU_RAW_MAGIC, .version = 1};
-	uint64_t *cc = s->callchain, nk, nu, room, skip = 0;
+	uint64_t *cc = s->callchain, nk, room, skip = 0;
 	const __u64 *kips;
 	bool offcpu;
 	int n = 0, evidx, err;
 
-	if (size < PROFILE_SAMPLE_HDR_SIZE)
-		return 0;
 	offcpu = ps->kind == PROFILE_KIND_OFFCPU;
 	evidx = offcpu ? s->off_evidx : s->evidx;
 	if (evidx < 0)
 		return 0;
 	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(uint64_t);
 	nk = ps->nr_kernel < room ? ps->nr_kernel : room;
-	nu = ps->nr_user < room - nk ? ps->nr_user : room - nk;
+	if (!uips) {
+		uips = ps->ips + nk;
+		nu = ps->nr_user < room - nk ? ps->nr_user : room - nk;
+	}
+	if (nu > PROFILE_MAX_FRAMES)
+		nu = PROFILE_MAX_FRAMES;
 	if (offcpu)
 		skip = trim_sched(s, ps->ips, nk);
 	kips = ps->ips + skip;
@@ -390,10 +395,10 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 	}
 	if (nu) {
 		cc[n++] = PERF_CONTEXT_USER;
-		memcpy(cc + n, ps->ips + nk, nu * sizeof(*cc));
+		memcpy(cc + n, uips, nu * sizeof(*cc));
 		n += nu;
 	}
-	smp.ip = nk > skip ? kips[0] : nu ? ps->ips[nk] : 0;
+	smp.ip = nk > skip ? kips[0] : nu ? uips[0] : 0;
 	smp.misc = nk > skip ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	smp.pid = ps->pid;
 	smp.tid = ps->tid;
@@ -421,6 +426,21 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 	}
 	s->records_in_round++;
 	return 0;
+}
+
+/* ring_buffer callback: a sample, or the user stack some off-CPU samples wait for. */
+int rec_handle_sample(void *ctx, void *data, size_t size)
+{
+	struct rec_session *s = ctx;
+	const struct profile_sample *ps = data;
+
+	if (size < PROFILE_SAMPLE_HDR_SIZE)
+		return 0;
+	if (ps->kind == PROFILE_KIND_USTACK)
+		return rec_offcpu_ustack(s, ps, size);
+	if (ps->kind == PROFILE_KIND_OFFCPU && (ps->flags & PROFILE_F_USTACK_LATER))
+		return rec_offcpu_hold(s, ps, size);
+	return rec_write_sample(s, ps, size, NULL, 0);
 }
 
 /* The growth of BPF counter slot since the last call, summed over CPUs, per CPU in d. */
@@ -483,24 +503,32 @@ int rec_emit_bpf_lost(struct rec_session *s)
 		if (!counter_delta(s, PROFILE_SHORT_OFFCPU_NS, d))
 			for (i = 0; i < s->nr_cpus; i++)
 				s->off_short_ns += d[i];
+		if (!counter_delta(s, PROFILE_LOST_USTACK, d))
+			for (i = 0; i < s->nr_cpus; i++)
+				s->off_no_ustack += d[i];
 	}
 	return 0;
 }
 
-/* .sched.text, the scheduler's own functions: cut from off-CPU kernel stacks. */
+/*
+ * .sched.text, the scheduler's own functions: cut from off-CPU kernel stacks taken
+ * at switch-out (raw_tp).  Stacks taken at switch-in leave them out already.
+ */
 int rec_sched_range(struct rec_session *s)
 {
 	char line[512], name[256], type;
 	unsigned long long addr, lo = 0, hi = 0;
 	FILE *f;
 
-	if (!s->opts.offcpu || s->opts.no_kernel)
+	if (!s->opts.offcpu || s->opts.no_kernel || s->switch_method != REC_SWITCH_RAW_TP)
 		return 0;
 	f = fopen("/proc/kallsyms", "r");
 	if (!f)
 		return 0;
 	while ((!lo || !hi) && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+		/* ~200k lines: parse only the two that can match. */
+		if (!strstr(line, " __sched_text_") ||
+		    sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
 		if (!strcmp(name, "__sched_text_start"))
 			lo = addr;

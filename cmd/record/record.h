@@ -25,6 +25,16 @@ struct bpf_program;
 struct pd_writer;
 struct rec_unwind;
 
+/*
+ * How off-CPU time is taken, best first; each falls back to the next where the
+ * kernel lacks what it needs.
+ */
+enum rec_switch_method {
+	REC_SWITCH_TASK_WORK,  /* tp_btf; user stack from a task_work at return to user (6.18+) */
+	REC_SWITCH_SWITCH_OUT, /* tp_btf; user stack walked at every switch-out */
+	REC_SWITCH_RAW_TP,     /* raw_tp; both stacks walked at every switch-out */
+};
+
 struct rec_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
@@ -37,7 +47,7 @@ struct rec_opts {
 	bool no_cpu;		/* --no-cpu: no cpu-clock sampling */
 	uint64_t offcpu_min_ns; /* --offcpu-min */
 	uint32_t offcpu_states; /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
-	bool force_raw_tp;	/* PA_RECORD_RAW_TP=1: test the raw_tp fallback */
+	int switch_method;	/* PA_RECORD_SWITCH: the first REC_SWITCH_* to try, -1 auto */
 	uint32_t unwind_mode;	/* --unwind: UNWIND_MODE_* */
 	uint32_t unwind_rows;	/* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	/* "-" = stdout */
@@ -90,6 +100,14 @@ struct rec_bid_cache {
 	size_t n, cap;
 };
 
+/* An off-CPU sample waiting for its deferred user stack (offcpu.c). */
+struct rec_held {
+	struct rec_held *next;
+	uint64_t since; /* pa_now_ns() when it arrived */
+	size_t size;
+	struct profile_sample ps; /* the first size bytes are valid */
+};
+
 /* Side-band records of one round from all CPUs, to be handled in time order. */
 struct rec_sb_ref {
 	uint64_t time;
@@ -119,6 +137,7 @@ struct rec_session {
 	int off_evidx;			 /* offcpu-time, -1 without --offcpu */
 	struct perf_event_attr attr;	 /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
+	int switch_method;		 /* REC_SWITCH_* in use */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
@@ -137,6 +156,8 @@ struct rec_session {
 	/* counters */
 	uint64_t samples, lost, sb_lost, records_in_round;
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
+	uint64_t off_no_ustack;		    /* written without their deferred user stack */
+	struct rec_held *held, **held_tail; /* arrival order */
 	uint64_t start_ns, stop_ns;
 	int write_err; /* first pd_write_* failure; stops the recording */
 	uint64_t callchain[2 * PROFILE_MAX_FRAMES + 2];
@@ -189,9 +210,11 @@ int rec_output_attr(struct rec_session *s);
 int rec_synthesize(struct rec_session *s);
 int rec_synthesize_pid(struct rec_session *s, pid_t pid);
 int rec_handle_sample(void *ctx, void *data, size_t size);
+int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
+		     const __u64 *uips, uint64_t nu);
 int rec_emit_bpf_lost(struct rec_session *s);
 int rec_emit_round(struct rec_session *s);
-/* --offcpu: find .sched.text in /proc/kallsyms (best effort; always 0). */
+/* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
 int rec_sched_range(struct rec_session *s);
 int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
 		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
@@ -199,5 +222,10 @@ void rec_bid_cache_free(struct rec_bid_cache *c);
 /* The sample_id trailer for records about pid/tid at time on cpu (-1: unknown). */
 void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
 	     uint64_t time, int cpu);
+
+/* offcpu.c: off-CPU samples joined with the user stacks taken after them. */
+int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size_t size);
+int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, size_t size);
+int rec_offcpu_flush(struct rec_session *s, bool all);
 
 #endif /* PA_RECORD_H */

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Off-CPU samples whose user stack comes later.  With the task_work method the BPF
+ * side sends a stretch at switch-in with its kernel stack only (flag
+ * PROFILE_F_USTACK_LATER) and, when the thread returns to user space, one
+ * PROFILE_KIND_USTACK record with the user stack it blocked with.  The samples are
+ * held here until then, and written whole.
+ *
+ * A thread can block more than once in one system call, so one user stack may
+ * complete several samples.  A user stack that never comes (the thread died in the
+ * kernel, the record was dropped, the recording stopped first) leaves the sample
+ * with its kernel stack alone, written after HOLD_NS or at the end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "util.h"
+
+/* Longer than any return to user space; short enough to stay in perf's rounds. */
+#define HOLD_NS 1000000000ULL
+
+int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size_t size)
+{
+	struct rec_held *h = malloc(sizeof(*h) - sizeof(h->ps) + size);
+
+	if (!h)
+		return -ENOMEM;
+	h->next = NULL;
+	h->since = pa_now_ns();
+	h->size = size;
+	memcpy(&h->ps, ps, size);
+	if (!s->held_tail)
+		s->held_tail = &s->held;
+	*s->held_tail = h;
+	s->held_tail = &h->next;
+	return 0;
+}
+
+/* Unlink *link (h) and write it, with the user stack uips[0..nu) when uips is set. */
+static int release(struct rec_session *s, struct rec_held **link, const __u64 *uips, uint64_t nu)
+{
+	struct rec_held *h = *link;
+	int err;
+
+	*link = h->next;
+	if (s->held_tail == &h->next)
+		s->held_tail = link;
+	if (!uips)
+		s->off_no_ustack++;
+	err = rec_write_sample(s, &h->ps, h->size, uips, nu);
+	free(h);
+	return err;
+}
+
+int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, size_t size)
+{
+	uint64_t room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(__u64);
+	uint64_t nu = us->nr_user < room ? us->nr_user : room;
+	struct rec_held **link = &s->held;
+	int err;
+
+	while (*link) {
+		if ((*link)->ps.tid != us->tid) {
+			link = &(*link)->next;
+			continue;
+		}
+		err = release(s, link, us->ips, nu);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Write what waited too long (all: everything) with its kernel stack only. */
+int rec_offcpu_flush(struct rec_session *s, bool all)
+{
+	uint64_t now = pa_now_ns();
+	int err;
+
+	while (s->held && (all || now - s->held->since >= HOLD_NS)) {
+		err = release(s, &s->held, NULL, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
