@@ -44,6 +44,10 @@ const volatile __u64 offcpu_min_ns = 0;
 const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
 /* PROFILE_USTACK_*: when the off-CPU user stack is taken (DEFERRED: tp_btf only). */
 const volatile __u32 offcpu_ustack = PROFILE_USTACK_SWITCH_OUT;
+/* The raw_tp program keeps the switch state by tid (offcpu_tids), not in task storage. */
+const volatile bool offcpu_by_tid = false;
+/* bpf_ktime_get_ns() when sampling started, set by pa-record. */
+__u64 offcpu_start_ns = 0;
 
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
@@ -71,7 +75,8 @@ struct {
 #define SLOT_CPU    0 /* on_sample (cpu-clock interrupt) */
 #define SLOT_SWITCH 1 /* sched_switch (interrupts off) */
 #define SLOT_USTACK 2 /* the deferred user stack walk (preemption off) */
-#define SLOT_NR	    3
+#define SLOT_OPEN   3 /* offcpu_open, the iterator at the end (migration off) */
+#define SLOT_NR	    4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -612,6 +617,82 @@ int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 
 	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], now, false);
 	offcpu_in(next, now, false);
+	return 0;
+}
+
+/*
+ * The state of a thread that has not run since before sampling started (-p and
+ * -- CMD targets only), from what it is doing now; false if it is runnable.
+ */
+static __always_inline bool blocked_all_along(struct task_struct *task, __u8 *state)
+{
+	__u32 st = task->__state;
+
+	if (system_wide || st == TASK_RUNNING || !is_target(task->tgid))
+		return false;
+	*state = switch_state(false, st);
+	return true;
+}
+
+/*
+ * Run once over every task when recording stops, after sched_switch is detached:
+ * a target thread still off the CPU gets the stretch up to now, whose end no
+ * switch-in will ever report.  That is a thread whose switch-out was seen, or,
+ * for -p and -- CMD, one that has not switched at all since sampling started (a
+ * thread blocked all along: a deadlock, an idle worker).  Sleepable, so the user
+ * stack of a thread that is not running can be read, and taken now.
+ */
+SEC("iter.s/task")
+int offcpu_open(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 slot = SLOT_OPEN, tid, nk;
+	struct profile_sample *s;
+	struct offcpu_when *w;
+	__u64 now, since;
+	__u8 state;
+	long n;
+
+	if (!task || (task->flags & PF_KTHREAD) || (__u32)task->tgid == self_tgid)
+		return 0;
+	tid = task->pid;
+	now = bpf_ktime_get_ns();
+	w = when_of(task, tid, !offcpu_by_tid, false);
+	if (w && w->time) {
+		since = w->time;
+		state = w->state;
+	} else if (!w && blocked_all_along(task, &state)) {
+		since = offcpu_start_ns;
+	} else {
+		return 0;
+	}
+	if (!since || now <= since || now - since < offcpu_min_ns ||
+	    !(offcpu_states & (1u << state)))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return 0;
+	s->pid = task->tgid;
+	s->tid = tid;
+	s->time = now;
+	s->period = now - since;
+	s->cpu = w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu);
+	s->flags = 0;
+	s->kind = PROFILE_KIND_OFFCPU;
+	s->state = state;
+	s->__pad = 0;
+	nk = task_kstack(s, task);
+	n = unwind_task(s, nk, SLOT_OPEN, task, true);
+	if (n < 0) {
+		s->flags |= PROFILE_F_USTACK_ERR;
+		n = 0;
+	}
+	if (n > PROFILE_MAX_FRAMES)
+		n = PROFILE_MAX_FRAMES;
+	s->nr_kernel = nk;
+	s->nr_user = n;
+	if (!submit(s))
+		count(PROFILE_LOST_OFFCPU, 1);
 	return 0;
 }
 

@@ -67,7 +67,7 @@ struct unwind_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, struct unwind_buf);
 } unwind_bufs SEC(".maps");
@@ -77,6 +77,7 @@ struct {
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
+	struct task_struct *task; /* whose stack: the current task's when not remote */
 	__u32 pid, slot;
 	__u32 cfi, fp; /* frames stepped each way */
 	__u8 exact;    /* pc is where the thread was, not a return address */
@@ -202,9 +203,21 @@ static __always_inline __u8 unwind_fail_reason(const struct unwind_walk *w)
 	return UNWIND_END_READ_FAILED;
 }
 
-static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
+/*
+ * 8 bytes of the walked task's user memory at src: the current task's, or with
+ * remote another one's (bpf_copy_from_user_task: sleepable programs only).
+ */
+static __always_inline long unwind_read(const struct unwind_walk *w, __u64 *dst, __u64 src,
+					bool remote)
 {
-	struct unwind_walk *w = ctx;
+	if (remote)
+		return bpf_copy_from_user_task(dst, 8, (void *)src, w->task, 0);
+	return bpf_probe_read_user(dst, 8, (void *)src);
+}
+
+/* One frame: store w->pc, then step to the caller.  Returns 1 once the walk ends. */
+static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
+{
 	struct unwind_buf *buf;
 	__u64 pc = w->pc, sp = w->sp, bp = w->bp, cfa, ra, v, lk;
 	__u32 n, rule = UNWIND_CFA_NONE, rbp_rule = UNWIND_RBP_SAME;
@@ -239,9 +252,9 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 		return 1;
 	case UNWIND_CFA_SIGNAL:
 		/* sp points at the ucontext the kernel pushed: the interrupted registers. */
-		if (bpf_probe_read_user(&w->pc, 8, (void *)(sp + UNWIND_SIG_RIP_OFF)) ||
-		    bpf_probe_read_user(&w->sp, 8, (void *)(sp + UNWIND_SIG_RSP_OFF)) ||
-		    bpf_probe_read_user(&w->bp, 8, (void *)(sp + UNWIND_SIG_RBP_OFF))) {
+		if (unwind_read(w, &w->pc, sp + UNWIND_SIG_RIP_OFF, remote) ||
+		    unwind_read(w, &w->sp, sp + UNWIND_SIG_RSP_OFF, remote) ||
+		    unwind_read(w, &w->bp, sp + UNWIND_SIG_RBP_OFF, remote)) {
 			w->end = UNWIND_END_READ_FAILED;
 			return 1;
 		}
@@ -262,7 +275,7 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 		cfa = sp + off + ((pc & 15) >= 10 ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (bpf_probe_read_user(&cfa, 8, (void *)(bp + off))) {
+		if (unwind_read(w, &cfa, bp + off, remote)) {
 			w->end = UNWIND_END_READ_FAILED;
 			return 1;
 		}
@@ -282,8 +295,8 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 			w->end = UNWIND_END_COMPLETE;
 			return 1;
 		}
-		if (bp <= sp || bpf_probe_read_user(&v, 8, (void *)bp) ||
-		    bpf_probe_read_user(&ra, 8, (void *)(bp + 8))) {
+		if (bp <= sp || unwind_read(w, &v, bp, remote) ||
+		    unwind_read(w, &ra, bp + 8, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
@@ -300,20 +313,20 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 	}
 
 	/* The stack grows down: a caller's frame is above.  Anything else is garbage. */
-	if (cfa <= sp || bpf_probe_read_user(&ra, 8, (void *)(cfa - 8))) {
+	if (cfa <= sp || unwind_read(w, &ra, cfa - 8, remote)) {
 		w->end = UNWIND_END_READ_FAILED;
 		return 1;
 	}
 	switch (rbp_rule) {
 	case UNWIND_RBP_CFA_OFF:
-		if (bpf_probe_read_user(&v, 8, (void *)(cfa + 8 * rbp_off))) {
+		if (unwind_read(w, &v, cfa + 8 * rbp_off, remote)) {
 			w->end = UNWIND_END_READ_FAILED;
 			return 1;
 		}
 		w->bp = v;
 		break;
 	case UNWIND_RBP_AT_RBP:
-		if (bpf_probe_read_user(&v, 8, (void *)(bp + 8 * rbp_off))) {
+		if (unwind_read(w, &v, bp + 8 * rbp_off, remote)) {
 			w->end = UNWIND_END_READ_FAILED;
 			return 1;
 		}
@@ -336,6 +349,16 @@ static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
 	return 0;
 }
 
+static long unwind_step(__u32 i __attribute__((unused)), void *ctx)
+{
+	return unwind_step_in(ctx, false);
+}
+
+static long unwind_step_remote(__u32 i __attribute__((unused)), void *ctx)
+{
+	return unwind_step_in(ctx, true);
+}
+
 /* Ask pa-record (once, until it has looked) to load the process's mappings. */
 static __always_inline void unwind_notify_missing(__u32 pid)
 {
@@ -349,12 +372,13 @@ static __always_inline void unwind_notify_missing(__u32 pid)
 #define PF_KTHREAD_FLAG 0x00200000
 
 /*
- * Walk the current task's user stack from its saved user registers into
- * s->ips[nr_kernel..].  Returns the number of frames stored.
+ * Walk task's user stack from its saved user registers into s->ips[nr_kernel..]:
+ * the current task's, or with remote (sleepable programs) a task that is not
+ * running.  Returns the number of frames stored.
  */
-static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel, __u32 slot)
+static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kernel, __u32 slot,
+					struct task_struct *task, bool remote)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct unwind_walk w = {};
 	struct unwind_buf *buf;
 	struct pt_regs *regs;
@@ -372,6 +396,7 @@ static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel
 	w.bp = BPF_CORE_READ(regs, bp);
 	if (!w.pc)
 		return 0;
+	w.task = task;
 	w.pid = s->pid;
 	w.slot = slot;
 	w.exact = 1;
@@ -381,7 +406,7 @@ static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel
 		return -1;
 	buf->n = 0;
 
-	bpf_loop(PROFILE_MAX_FRAMES + 1, unwind_step, &w, 0);
+	bpf_loop(PROFILE_MAX_FRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
 
 	if (w.stale)
 		unwind_notify_missing(w.pid);
@@ -397,9 +422,17 @@ static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel
 		return 0;
 	if (n > PROFILE_MAX_FRAMES)
 		n = PROFILE_MAX_FRAMES;
+	/* The size must be computed from the clamped n, or the verifier sees no bound. */
+	asm volatile("" : "+r"(n));
 	if (bpf_probe_read_kernel(&s->ips[nr_kernel], n * sizeof(__u64), buf->ips))
 		return -1;
 	return n;
+}
+
+/* The current task's user stack into s->ips[nr_kernel..]; see unwind_task. */
+static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel, __u32 slot)
+{
+	return unwind_task(s, nr_kernel, slot, bpf_get_current_task_btf(), false);
 }
 
 #endif /* PA_UNWIND_BPF_H */

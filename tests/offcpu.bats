@@ -214,6 +214,32 @@ has_task_work() {
 	[[ " $frames " == *" sleeper "* ]] || fail "the cut-short stretch lost its user stack"
 }
 
+@test "offcpu: waits still open when recording stops count up to the stop" {
+	require_root
+	w=$(wl offcpu_deadlock)
+	# Both workers block in lock_second() at once and never come back.
+	pa_record -q --offcpu -d 1 -o p.data -- "$w" >/dev/null
+	got=$(offcpu_ns p.data lock_second 'futex')
+	echo "under lock_second with futex frames: $got ns"
+	in_range "$(ratio "$got" 2000000000)" 0.85 1.05
+}
+
+@test "offcpu: threads blocked since before the recording (a deadlock) count all of it" {
+	require_root
+	w=$(wl offcpu_deadlock)
+	"$w" >dl.out &
+	pid=$!
+	track "$pid"
+	for _ in $(seq 50); do grep -q deadlocked dl.out && break; sleep 0.1; done
+	grep -q deadlocked dl.out || fail "offcpu_deadlock did not deadlock"
+	pa_record -q --offcpu -p "$pid" -d 1 -o p.data
+	got=$(offcpu_ns p.data lock_second 'futex')
+	join=$(offcpu_ns p.data main 'futex')
+	echo "under lock_second: $got ns, under main (pthread_join): $join ns"
+	in_range "$(ratio "$got" 2000000000)" 0.95 1.05
+	in_range "$(ratio "$join" 1000000000)" 0.95 1.05
+}
+
 @test "offcpu: PA_RECORD_SWITCH names an unknown method in one line" {
 	PA_RECORD_SWITCH=kprobe run -1 "$PA_RECORD" --offcpu -o p.data -- true
 	[[ $output == "pa-record: error: PA_RECORD_SWITCH=kprobe: unknown;"* ]]

@@ -425,6 +425,7 @@ static int record_loop(struct rec_session *s)
 	s->stop_ns = pa_now_ns();
 	progress(s, 0, &last, true);
 	rec_events_disable(s);
+	rec_offcpu_open_waits(s);
 	/* Records are complete once the events are off: take the rest. */
 	if (!err)
 		err = drain(s, 0, true);

@@ -10,11 +10,18 @@
  * complete several samples.  A user stack that never comes (the thread died in the
  * kernel, the record was dropped, the recording stopped first) leaves the sample
  * with its kernel stack alone, written after HOLD_NS or at the end.
+ *
+ * And the stretches no switch-in ends: threads still off the CPU when recording
+ * stops, reported by an iterator over every task (rec_offcpu_open_waits).
  */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "profile.skel.h"
 #include "record.h"
 #include "util.h"
 
@@ -85,4 +92,38 @@ int rec_offcpu_flush(struct rec_session *s, bool all)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * Recording stopped and sched_switch is detached: run offcpu_open over every task,
+ * so the threads still off the CPU get their stretch up to now.  Its samples land
+ * in the ring buffer for the final drain.
+ */
+void rec_offcpu_open_waits(struct rec_session *s)
+{
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	if (!s->opts.offcpu || !s->open_waits)
+		return;
+	link = bpf_program__attach_iter(s->skel->progs.offcpu_open, NULL);
+	if (!link) {
+		pa_warn("cannot attach the off-CPU iterator (%s); threads still blocked at "
+			"the end are not reported",
+			strerror(errno));
+		return;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		pa_warn("cannot run the off-CPU iterator (%s); threads still blocked at the end "
+			"are not reported",
+			strerror(errno));
+	} else {
+		/* The program writes nothing here: reading runs it over every task. */
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
 }

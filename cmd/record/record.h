@@ -138,6 +138,7 @@ struct rec_session {
 	struct perf_event_attr attr;	 /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
 	int switch_method;		 /* REC_SWITCH_* in use */
+	bool open_waits;		 /* offcpu_open loaded: stretches open at the end */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
@@ -227,5 +228,6 @@ void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid
 int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size_t size);
 int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, size_t size);
 int rec_offcpu_flush(struct rec_session *s, bool all);
+void rec_offcpu_open_waits(struct rec_session *s);
 
 #endif /* PA_RECORD_H */

@@ -146,8 +146,12 @@ static bool kernel_has_task_work(void)
 	return ok;
 }
 
-/* Open the skeleton and set everything that must be fixed before load. */
-static int bpf_open(struct rec_session *s, int method)
+/*
+ * Open the skeleton and set everything that must be fixed before load: off-CPU
+ * time by method, with open_waits the iterator that ends the stretches still open
+ * at the end.
+ */
+static int bpf_open(struct rec_session *s, int method, bool open_waits)
 {
 	bool raw_tp = method == REC_SWITCH_RAW_TP;
 	const struct rec_opts *o = &s->opts;
@@ -169,6 +173,7 @@ static int bpf_open(struct rec_session *s, int method)
 	skel->rodata->offcpu_states = o->offcpu_states;
 	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK ? PROFILE_USTACK_DEFERRED
 								     : PROFILE_USTACK_SWITCH_OUT;
+	skel->rodata->offcpu_by_tid = raw_tp;
 
 	/* ~0.4 s of full-depth samples from every CPU before anything is dropped. */
 	while (rb_bytes < (1u << 28) &&
@@ -195,6 +200,7 @@ static int bpf_open(struct rec_session *s, int method)
 	bpf_program__set_autoload(skel->progs.on_sample, !o->no_cpu);
 	bpf_program__set_autoload(skel->progs.on_switch_btf, o->offcpu && !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
+	bpf_program__set_autoload(skel->progs.offcpu_open, o->offcpu && open_waits);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
@@ -205,6 +211,7 @@ static int bpf_open(struct rec_session *s, int method)
 int rec_bpf_open_load(struct rec_session *s)
 {
 	int method = s->opts.switch_method, err;
+	bool open_waits = true;
 
 	libbpf_verbose = s->opts.verbose;
 	libbpf_set_print(libbpf_print);
@@ -221,26 +228,34 @@ int rec_bpf_open_load(struct rec_session *s)
 	if (s->opts.offcpu && method == REC_SWITCH_TASK_WORK && !kernel_has_task_work())
 		method = REC_SWITCH_SWITCH_OUT;
 	for (;;) {
-		err = bpf_open(s, method);
+		err = bpf_open(s, method, open_waits);
 		if (err)
 			return err;
 		err = profile_bpf__load(s->skel);
-		if (!err || !s->opts.offcpu || method == REC_SWITCH_RAW_TP)
+		if (!err || !s->opts.offcpu || (method == REC_SWITCH_RAW_TP && !open_waits))
 			break;
-		/* Kernels without BTF tracepoints (or a verifier that rejects the
-		 * program there) still have the next method. */
+		/* Kernels without sleepable iterators or BTF tracepoints (or a verifier
+		 * that rejects a program there): each method without the iterator,
+		 * then the next method. */
 		if (s->opts.verbose)
-			pa_warn("%s failed to load (%s); trying the next method",
-				switch_names[method], strerror(-err));
+			pa_warn("%s%s failed to load (%s); trying the next way",
+				switch_names[method], open_waits ? ", iterator at the end" : "",
+				strerror(-err));
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
-		method++;
+		if (open_waits) {
+			open_waits = false;
+		} else {
+			method++;
+			open_waits = true;
+		}
 	}
 	if (err) {
 		pa_err("cannot load the BPF program: %s (%s); run with -v for the verifier log",
 		       strerror(-err), libbpf_last[0] ? libbpf_last : "no libbpf message");
 		return err;
 	}
+	s->open_waits = open_waits;
 	s->switch_method = method;
 	s->switch_prog = method == REC_SWITCH_RAW_TP ? s->skel->progs.on_switch_raw
 						     : s->skel->progs.on_switch_btf;
@@ -392,6 +407,7 @@ int rec_events_enable(struct rec_session *s)
 			return err;
 		}
 	if (s->opts.offcpu) {
+		s->skel->bss->offcpu_start_ns = pa_now_ns();
 		s->switch_link = bpf_program__attach(s->switch_prog);
 		if (!s->switch_link) {
 			err = -errno;
@@ -414,7 +430,7 @@ void rec_events_disable(struct rec_session *s)
 		if (s->cpus[i].sb.fd >= 0)
 			ioctl(s->cpus[i].sb.fd, PERF_EVENT_IOC_DISABLE, 0);
 	}
-	/* Threads still off the CPU now are not reported: their stretch has no end. */
+	/* Threads still off the CPU now: rec_offcpu_open_waits. */
 	bpf_link__destroy(s->switch_link);
 	s->switch_link = NULL;
 }
