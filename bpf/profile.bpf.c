@@ -102,7 +102,7 @@ struct {
  * switch.
  */
 struct offcpu_when {
-	__u64 time; /* switch-out, bpf_ktime_get_ns(); 0: not timing */
+	__u64 time; /* switch-out, sched_now(); 0: not timing */
 	__u32 cpu;  /* the CPU it left */
 	__u8 state; /* PROFILE_STATE_* */
 	__u8 __pad[3];
@@ -138,6 +138,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_work);
 } offcpu_works SEC(".maps");
+
+/*
+ * The scheduler's clock (sched_clock ns) as of this switch: __schedule updates its
+ * run queue's just before the tracepoint (unless a yield asked it to skip that,
+ * leaving it microseconds old).  Three loads from the current task (its
+ * CFS queue's run queue, this CPU's), where bpf_ktime_get_ns() costs ~50 ns on
+ * every switch in a VM.  Only ever subtracted from itself (a stretch's length);
+ * samples are still stamped with bpf_ktime_get_ns(), when they are emitted.
+ * Kernels without group scheduling have no path there: the plain clock then.
+ */
+static __always_inline __u64 sched_now(void)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	if (!bpf_core_field_exists(cur->se.cfs_rq) || !bpf_core_field_exists(cur->se.cfs_rq->rq))
+		return bpf_ktime_get_ns();
+	return cur->se.cfs_rq->rq->clock;
+}
+
+/* now - then, 0 if the CPUs' clocks disagree by more than the stretch. */
+static __always_inline __u64 elapsed(__u64 then, __u64 now)
+{
+	return now > then ? now - then : 0;
+}
 
 /*
  * PROFILE_USTACK_SWITCH_OUT: the stacks taken at the last switch-out, per tid.  The
@@ -510,7 +534,7 @@ static __always_inline bool ustack_later(struct task_struct *next, __u32 tid)
  * task_work when it returns to user space.
  */
 static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task_struct *next,
-					      __u32 tid, __u64 now, __u64 delta)
+					      __u32 tid, __u64 delta)
 {
 	__u32 slot = SLOT_SWITCH, nk, nu = 0;
 	struct profile_sample *out = bpf_map_lookup_elem(&scratch, &slot);
@@ -529,7 +553,7 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 	out->pid = next->tgid;
 	out->tid = tid;
 	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
-	out->time = now;
+	out->time = bpf_ktime_get_ns();
 	out->period = delta;
 	out->cpu = w->cpu;
 	out->kind = PROFILE_KIND_OFFCPU;
@@ -567,7 +591,7 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now, bool 
 	w = when_of(next, tid, btf, false);
 	if (!w || !w->time)
 		return;
-	delta = now - w->time;
+	delta = elapsed(w->time, now);
 	w->time = 0;
 	if (delta < offcpu_min_ns) {
 		count(PROFILE_SHORT_OFFCPU, 1);
@@ -575,14 +599,14 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now, bool 
 		return;
 	}
 	if (btf) {
-		emit_at_switch_in(w, next, tid, now, delta);
+		emit_at_switch_in(w, next, tid, delta);
 		return;
 	}
 	/* raw_tp: both stacks were taken at switch-out. */
 	s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
 	if (!s)
 		return;
-	s->time = now;
+	s->time = bpf_ktime_get_ns();
 	s->period = delta;
 	if (!submit(s))
 		count(PROFILE_LOST_OFFCPU, 1);
@@ -597,7 +621,7 @@ SEC("tp_btf/sched_switch")
 int on_switch_btf(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = sched_now();
 
 	offcpu_out(ctx, (bool)ctx[0], prev, (__u32)ctx[3], now, true);
 	offcpu_in(next, now, true);
@@ -613,7 +637,7 @@ SEC("raw_tp/sched_switch")
 int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (void *)ctx->args[1], *next = (void *)ctx->args[2];
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = sched_now();
 
 	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], now, false);
 	offcpu_in(next, now, false);
@@ -649,7 +673,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	__u32 slot = SLOT_OPEN, tid, nk;
 	struct profile_sample *s;
 	struct offcpu_when *w;
-	__u64 now, since;
+	__u64 now, period;
 	__u8 state;
 	long n;
 
@@ -659,15 +683,15 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	now = bpf_ktime_get_ns();
 	w = when_of(task, tid, !offcpu_by_tid, false);
 	if (w && w->time) {
-		since = w->time;
+		/* This CPU's clock may be a tick old: close enough at the end. */
+		period = elapsed(w->time, sched_now());
 		state = w->state;
 	} else if (!w && blocked_all_along(task, &state)) {
-		since = offcpu_start_ns;
+		period = offcpu_start_ns ? elapsed(offcpu_start_ns, now) : 0;
 	} else {
 		return 0;
 	}
-	if (!since || now <= since || now - since < offcpu_min_ns ||
-	    !(offcpu_states & (1u << state)))
+	if (!period || period < offcpu_min_ns || !(offcpu_states & (1u << state)))
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
@@ -675,7 +699,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s->pid = task->tgid;
 	s->tid = tid;
 	s->time = now;
-	s->period = now - since;
+	s->period = period;
 	s->cpu = w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu);
 	s->flags = 0;
 	s->kind = PROFILE_KIND_OFFCPU;
