@@ -321,26 +321,21 @@ static __always_inline __u8 switch_state(bool preempt, __u32 prev_state)
 	return PROFILE_STATE_OTHER;
 }
 
-/*
- * The entry of map (a tid hash) for tid, made if missing; NULL if the map is full,
- * counted as a switch-out not tracked.
- */
+/* The entry of map (a tid hash) for tid, made from init if missing; NULL if full. */
 static __always_inline void *tid_entry(void *map, __u32 tid, const void *init)
 {
 	void *v = bpf_map_lookup_elem(map, &tid);
 
 	if (v)
 		return v;
-	if (bpf_map_update_elem(map, &tid, init, BPF_NOEXIST) && !bpf_map_lookup_elem(map, &tid)) {
-		count(PROFILE_LOST_OFFCPU_MAP, 1);
-		return NULL;
-	}
+	bpf_map_update_elem(map, &tid, init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(map, &tid);
 }
 
 /*
  * The when-entry of task (tid) for a switch-out (create) or switch-in, from task
- * storage with btf (task is trusted there), else from the tid hash.
+ * storage with btf (task is trusted there), else from the tid hash.  One that
+ * cannot be made is counted as a switch-out not tracked.
  */
 static __always_inline struct offcpu_when *when_of(struct task_struct *task, __u32 tid, bool btf,
 						   bool create)
@@ -349,13 +344,13 @@ static __always_inline struct offcpu_when *when_of(struct task_struct *task, __u
 	struct offcpu_when *w;
 
 	if (!btf)
-		return create ? tid_entry(&offcpu_tids, tid, &zero)
-			      : bpf_map_lookup_elem(&offcpu_tids, &tid);
-	w = bpf_task_storage_get(&offcpu_tasks, task, NULL, 0);
-	if (w || !create)
-		return w;
-	w = bpf_task_storage_get(&offcpu_tasks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w)
+		w = create ? tid_entry(&offcpu_tids, tid, &zero)
+			   : bpf_map_lookup_elem(&offcpu_tids, &tid);
+	else if (create)
+		w = bpf_task_storage_get(&offcpu_tasks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		w = bpf_task_storage_get(&offcpu_tasks, task, NULL, 0);
+	if (!w && create)
 		count(PROFILE_LOST_OFFCPU_MAP, 1);
 	return w;
 }
@@ -374,8 +369,10 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 		return false;
 	/* Any content: the seed is only copied when the thread has no entry yet. */
 	s = tid_entry(&offcpu_stacks, tid, seed);
-	if (!s)
+	if (!s) {
+		count(PROFILE_LOST_OFFCPU_MAP, 1);
 		return false;
+	}
 	s->pid = tgid;
 	s->tid = tid;
 	s->cpu = bpf_get_smp_processor_id();
