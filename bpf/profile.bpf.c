@@ -142,16 +142,15 @@ struct {
 /*
  * The scheduler's clock (sched_clock ns) as of this switch: __schedule updates its
  * run queue's just before the tracepoint (unless a yield asked it to skip that,
- * leaving it microseconds old).  Three loads from the current task (its
- * CFS queue's run queue, this CPU's), where bpf_ktime_get_ns() costs ~50 ns on
- * every switch in a VM.  Only ever subtracted from itself (a stretch's length);
- * samples are still stamped with bpf_ktime_get_ns(), when they are emitted.
- * Kernels without group scheduling have no path there: the plain clock then.
+ * leaving it microseconds old).  Three loads from cur, a trusted pointer to the
+ * task running here (its CFS queue's run queue is this CPU's), where
+ * bpf_ktime_get_ns() costs ~50 ns on every switch in a VM.  Only ever subtracted
+ * from itself (a stretch's length); samples are still stamped with
+ * bpf_ktime_get_ns(), when they are emitted.  Kernels without group scheduling have
+ * no path there: the plain clock then.
  */
-static __always_inline __u64 sched_now(void)
+static __always_inline __u64 sched_now(struct task_struct *cur)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-
 	if (!bpf_core_field_exists(cur->se.cfs_rq) || !bpf_core_field_exists(cur->se.cfs_rq->rq))
 		return bpf_ktime_get_ns();
 	return cur->se.cfs_rq->rq->clock;
@@ -403,7 +402,7 @@ static __always_inline void forget(__u32 tid, bool btf)
 static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_struct *prev,
 				       __u32 prev_state, __u64 now, bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = btf ? (__u64)prev->tgid << 32 | (__u32)prev->pid : bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct offcpu_when *w;
 	__u8 state;
@@ -618,7 +617,7 @@ SEC("tp_btf/sched_switch")
 int on_switch_btf(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
-	__u64 now = sched_now();
+	__u64 now = sched_now(prev); /* prev is the current task */
 
 	offcpu_out(ctx, (bool)ctx[0], prev, (__u32)ctx[3], now, true);
 	offcpu_in(next, now, true);
@@ -634,7 +633,7 @@ SEC("raw_tp/sched_switch")
 int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *prev = (void *)ctx->args[1], *next = (void *)ctx->args[2];
-	__u64 now = sched_now();
+	__u64 now = sched_now(bpf_get_current_task_btf());
 
 	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], now, false);
 	offcpu_in(next, now, false);
@@ -681,7 +680,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	w = when_of(task, tid, !offcpu_by_tid, false);
 	if (w && w->time) {
 		/* This CPU's clock may be a tick old: close enough at the end. */
-		period = elapsed(w->time, sched_now());
+		period = elapsed(w->time, sched_now(bpf_get_current_task_btf()));
 		state = w->state;
 	} else if (!w && blocked_all_along(task, &state)) {
 		period = offcpu_start_ns ? elapsed(offcpu_start_ns, now) : 0;
