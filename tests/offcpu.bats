@@ -56,6 +56,18 @@ record_sleep() {
 	in_range "$(ratio "$got" "$want")" 0.90 1.10
 }
 
+@test "offcpu: a thread that wakes on another CPU is counted once" {
+	require_root
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	w=$(wl offcpu_migrate)
+	pa_record --offcpu -o p.data -- "$w" 2 >wl.out || fail "pa-record --offcpu failed"
+	read -r slept calls moved < <(awk '{ print $2, $4, $6 }' wl.out)
+	got=$(offcpu_ns p.data sleeper)
+	echo "slept $slept ns in $calls sleeps, $moved of them woke on another CPU; recorded $got ns"
+	[ "$moved" -ge $((calls / 2)) ] || fail "the sleeper did not migrate ($moved of $calls)"
+	in_range "$(ratio "$got" "$slept")" 0.90 1.10
+}
+
 @test "offcpu: CPU samples of the same capture land on spinner()" {
 	require_root
 	record_sleep
