@@ -219,6 +219,18 @@ static __always_inline void count(__u32 slot, __u64 v)
 		*cnt += v;
 }
 
+/* n, what a user stack walk into s returned (frames, < 0: failed), as s->nr_user. */
+static __always_inline void set_nr_user(struct profile_sample *s, long n)
+{
+	if (n < 0) {
+		s->flags |= PROFILE_F_USTACK_ERR;
+		n = 0;
+	}
+	if (n > PROFILE_MAX_FRAMES)
+		n = PROFILE_MAX_FRAMES;
+	s->nr_user = n;
+}
+
 /*
  * The current task's kernel (unless kernel is false) and user stacks into s->ips,
  * nr_kernel/nr_user and the error flags set: the one stack capture both samplers
@@ -227,7 +239,7 @@ static __always_inline void count(__u32 slot, __u64 v)
 static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, bool kernel,
 					   __u32 slot)
 {
-	__u32 nk = 0, nu = 0;
+	__u32 nk = 0;
 	long n;
 
 	s->flags = 0;
@@ -243,15 +255,8 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 	if (nk)
 		s->flags |= PROFILE_F_KERNEL_MODE;
 
-	n = unwind_user(ctx, s, nk, slot);
-	if (n < 0)
-		s->flags |= PROFILE_F_USTACK_ERR;
-	else
-		nu = n;
-	if (nu > PROFILE_MAX_FRAMES)
-		nu = PROFILE_MAX_FRAMES;
 	s->nr_kernel = nk;
-	s->nr_user = nu;
+	set_nr_user(s, unwind_user(ctx, s, nk, slot));
 }
 
 /* Submit the used prefix of s; false if the ring buffer is full. */
@@ -477,7 +482,6 @@ static int offcpu_ustack_work(struct bpf_map *map __attribute__((unused)), __u32
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 slot = SLOT_USTACK;
 	struct profile_sample *s;
-	long n;
 
 	if (*tid != (__u32)id)
 		return 0;
@@ -494,14 +498,7 @@ static int offcpu_ustack_work(struct bpf_map *map __attribute__((unused)), __u32
 		s->kind = PROFILE_KIND_USTACK;
 		s->state = 0;
 		s->__pad = 0;
-		n = unwind_user(NULL, s, 0, SLOT_USTACK);
-		if (n < 0) {
-			s->flags |= PROFILE_F_USTACK_ERR;
-			n = 0;
-		}
-		if (n > PROFILE_MAX_FRAMES)
-			n = PROFILE_MAX_FRAMES;
-		s->nr_user = n;
+		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK));
 		/* If dropped, pa-record writes the samples waiting for it without it,
 		 * after a second, and counts them. */
 		submit(s);
@@ -671,7 +668,6 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	struct offcpu_when *w;
 	__u64 now, period;
 	__u8 state;
-	long n;
 
 	if (!task || (task->flags & PF_KTHREAD) || (__u32)task->tgid == self_tgid)
 		return 0;
@@ -702,15 +698,8 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s->state = state;
 	s->__pad = 0;
 	nk = task_kstack(s, task);
-	n = unwind_task(s, nk, SLOT_OPEN, task, true);
-	if (n < 0) {
-		s->flags |= PROFILE_F_USTACK_ERR;
-		n = 0;
-	}
-	if (n > PROFILE_MAX_FRAMES)
-		n = PROFILE_MAX_FRAMES;
 	s->nr_kernel = nk;
-	s->nr_user = n;
+	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true));
 	if (!submit(s))
 		count(PROFILE_LOST_OFFCPU, 1);
 	return 0;

@@ -59,8 +59,8 @@ record_sleep() {
 @test "offcpu: a thread that wakes on another CPU is counted once" {
 	require_root
 	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
-	w=$(wl offcpu_migrate)
-	pa_record --offcpu -o p.data -- "$w" 2 >wl.out || fail "pa-record --offcpu failed"
+	w=$(wl offcpu_sleep)
+	pa_record --offcpu -o p.data -- "$w" 2 migrate >wl.out || fail "pa-record --offcpu failed"
 	read -r slept calls moved < <(awk '{ print $2, $4, $6 }' wl.out)
 	got=$(offcpu_ns p.data sleeper)
 	echo "slept $slept ns in $calls sleeps, $moved of them woke on another CPU; recorded $got ns"

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * offcpu_sleep [SECONDS]: one thread loops on a 200 ms nanosleep() in sleeper(), one
- * spins in spinner(), for SECONDS (default 2).  At exit it prints the time the
- * sleeper spent inside nanosleep, measured around each call:
- *   slept_ns N calls N
+ * offcpu_sleep [SECONDS [migrate]]: one thread loops on a 200 ms nanosleep() in
+ * sleeper(), one spins in spinner(), for SECONDS (default 2).  With migrate, the
+ * main thread moves the sleeper between CPU 0 and CPU 1 halfway through each
+ * sleep, so it wakes on another CPU than the one it slept on (needs two CPUs).  At
+ * exit it prints the time the sleeper spent inside nanosleep, measured around each
+ * call, the number of calls and how many of them woke on another CPU:
+ *   slept_ns N calls N moved N
  * so a test can compare recorded off-CPU time with real sleep time.
  *
  * sleeper() reaches nanosleep through nap(): a frame-pointer walk from inside libc
@@ -14,9 +17,11 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile uint64_t sink;
@@ -35,14 +40,17 @@ __attribute__((noinline)) void nap(const struct timespec *ts)
 	nanosleep(ts, NULL);
 }
 
-__attribute__((noinline)) void sleeper(uint64_t *slept, uint64_t *calls)
+/* res: ns slept, calls, calls that woke on another CPU */
+__attribute__((noinline)) void sleeper(uint64_t *res)
 {
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = 200000000};
 	uint64_t t0 = now_ns();
+	int cpu = sched_getcpu();
 
 	nap(&ts);
-	*slept += now_ns() - t0;
-	(*calls)++;
+	res[0] += now_ns() - t0;
+	res[1]++;
+	res[2] += sched_getcpu() != cpu;
 }
 
 __attribute__((noinline)) void spinner(void)
@@ -56,10 +64,8 @@ __attribute__((noinline)) void spinner(void)
 
 static void *sleep_thread(void *arg)
 {
-	uint64_t *res = arg;
-
 	while (now_ns() < end_ns)
-		sleeper(&res[0], &res[1]);
+		sleeper(arg);
 	return NULL;
 }
 
@@ -71,10 +77,31 @@ static void *spin_thread(void *arg)
 	return NULL;
 }
 
+/* Move thread t between CPU 0 and 1 every 200 ms, half a sleep out of phase. */
+static int migrate(pthread_t t)
+{
+	struct timespec half = {.tv_nsec = 100000000}, period = {.tv_nsec = 200000000};
+	cpu_set_t set;
+	int cpu = 0;
+
+	nanosleep(&half, NULL);
+	while (now_ns() < end_ns) {
+		cpu ^= 1;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (pthread_setaffinity_np(t, sizeof(set), &set)) {
+			fprintf(stderr, "offcpu_sleep: cannot move the sleeper to CPU %d\n", cpu);
+			return -1;
+		}
+		nanosleep(&period, NULL);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2;
-	uint64_t res[2] = {0, 0};
+	uint64_t res[3] = {0, 0, 0};
 	pthread_t a, b;
 
 	end_ns = now_ns() + (uint64_t)(secs * 1e9);
@@ -83,9 +110,11 @@ int main(int argc, char **argv)
 		perror("offcpu_sleep: pthread_create");
 		return 1;
 	}
+	if (argc > 2 && !strcmp(argv[2], "migrate") && migrate(a))
+		return 1;
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	printf("slept_ns %llu calls %llu\n", (unsigned long long)res[0],
-	       (unsigned long long)res[1]);
+	printf("slept_ns %llu calls %llu moved %llu\n", (unsigned long long)res[0],
+	       (unsigned long long)res[1], (unsigned long long)res[2]);
 	return 0;
 }
