@@ -94,6 +94,18 @@ int rec_offcpu_flush(struct rec_session *s, bool all)
 	return 0;
 }
 
+/* Drop what is still held (an error ended the recording before the final flush). */
+void rec_offcpu_free(struct rec_session *s)
+{
+	while (s->held) {
+		struct rec_held *h = s->held;
+
+		s->held = h->next;
+		free(h);
+	}
+	s->held_tail = NULL;
+}
+
 /*
  * Recording stopped and sched_switch is detached: run offcpu_open over every task,
  * so the threads still off the CPU get their stretch up to now.  Its samples land

@@ -229,5 +229,6 @@ int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size
 int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, size_t size);
 int rec_offcpu_flush(struct rec_session *s, bool all);
 void rec_offcpu_open_waits(struct rec_session *s);
+void rec_offcpu_free(struct rec_session *s);
 
 #endif /* PA_RECORD_H */

@@ -488,10 +488,5 @@ void rec_session_teardown(struct rec_session *s)
 	pidset_free(&s->targets);
 	rec_bid_cache_free(&s->bids);
 	rec_sideband_batch_free(&s->sb_batch);
-	while (s->held) {
-		struct rec_held *h = s->held;
-
-		s->held = h->next;
-		free(h);
-	}
+	rec_offcpu_free(s);
 }
