@@ -387,6 +387,60 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 	return true;
 }
 
+/*
+ * When task last came onto a CPU: sched_info's stamp, the run queue's clock like
+ * sched_now(), set at every switch-in whether or not the tracepoint fired.  0 on
+ * kernels without CONFIG_SCHED_INFO.
+ */
+static __always_inline __u64 last_arrival(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->sched_info.last_arrival))
+		return 0;
+	return BPF_CORE_READ(task, sched_info.last_arrival);
+}
+
+/*
+ * w's stretch ended without a sched_switch for its switch-in: some kernels switch
+ * to a thread without the tracepoint (seen after certain tasks of a VM's init, for
+ * perf's sched:sched_switch as much as for BPF).  Found at the thread's next
+ * switch-out, exit or the end of the recording, it ended when the thread last
+ * arrived on a CPU.  Sent with the stacks stashed at its switch-out where the
+ * method stashes them, else (task_work) without a stack: its time is kept, its
+ * place is unknown.
+ */
+static __always_inline void emit_untraced(struct offcpu_when *w, struct task_struct *task,
+					  __u32 tgid, __u32 tid)
+{
+	__u32 slot = SLOT_SWITCH;
+	struct profile_sample *s = NULL;
+	__u64 delta = elapsed(w->time, last_arrival(task));
+
+	w->time = 0;
+	count(PROFILE_UNTRACED_IN, 1);
+	if (delta < offcpu_min_ns)
+		return;
+	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT)
+		s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
+	if (!s) {
+		s = bpf_map_lookup_elem(&scratch, &slot);
+		if (!s)
+			return;
+		s->pid = tgid;
+		s->tid = tid;
+		s->cpu = w->cpu;
+		s->flags = 0;
+		s->nr_kernel = 0;
+		s->nr_user = 0;
+		s->kind = PROFILE_KIND_OFFCPU;
+		s->state = w->state;
+		s->__pad = 0;
+	}
+	s->time = bpf_ktime_get_ns();
+	s->period = delta;
+	if (!submit(s))
+		count(PROFILE_LOST_OFFCPU, 1);
+}
+
 /* tid's last switch: it never comes back, free what it had. */
 static __always_inline void forget(__u32 tid, bool btf)
 {
@@ -418,6 +472,9 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	w = when_of(prev, tid, btf, false);
 	if (!w && !is_target(tgid))
 		return;
+	/* Still timing: it came back, unseen, since its last switch-out. */
+	if (w && w->time)
+		emit_untraced(w, prev, tgid, tid);
 	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) {
 		if (w)
 			forget(tid, btf);
@@ -674,6 +731,11 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	tid = task->pid;
 	now = bpf_ktime_get_ns();
 	w = when_of(task, tid, !offcpu_by_tid, false);
+	if (w && w->time && last_arrival(task) > w->time) {
+		/* Back on a CPU since, through a switch the tracepoint did not see. */
+		emit_untraced(w, task, task->tgid, tid);
+		return 0;
+	}
 	if (w && w->time) {
 		/* This CPU's clock may be a tick old: close enough at the end. */
 		period = elapsed(w->time, sched_now(bpf_get_current_task_btf()));

@@ -57,7 +57,8 @@
 #define PROFILE_SHORT_OFFCPU	3 /* off-CPU stretches under offcpu_min_ns: count */
 #define PROFILE_SHORT_OFFCPU_NS 4 /* ... and their total ns */
 #define PROFILE_LOST_USTACK	5 /* deferred user stacks not scheduled (task_work) */
-#define PROFILE_LOST_NR		6
+#define PROFILE_UNTRACED_IN	6 /* stretches whose switch-in the tracepoint missed */
+#define PROFILE_LOST_NR		7
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */

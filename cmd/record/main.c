@@ -467,6 +467,11 @@ static void summary(struct rec_session *s)
 		pa_warn("%llu off-CPU samples have no user stack (the thread did not return to "
 			"user space before it exited or the recording stopped)",
 			(unsigned long long)s->off_no_ustack);
+	if (s->off_untraced_in && s->opts.verbose)
+		pa_info("off-CPU: %llu stretches ended by a switch-in the sched_switch tracepoint "
+			"did not report; timed to the thread's last arrival on a CPU%s",
+			(unsigned long long)s->off_untraced_in,
+			s->switch_method == REC_SWITCH_TASK_WORK ? ", without a stack" : "");
 	if (s->opts.offcpu && s->off_short && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
 			(unsigned long long)s->off_short, s->off_short_ns / 1e9);

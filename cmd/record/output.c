@@ -506,6 +506,9 @@ int rec_emit_bpf_lost(struct rec_session *s)
 		if (!counter_delta(s, PROFILE_LOST_USTACK, d))
 			for (i = 0; i < s->nr_cpus; i++)
 				s->off_no_ustack += d[i];
+		if (!counter_delta(s, PROFILE_UNTRACED_IN, d))
+			for (i = 0; i < s->nr_cpus; i++)
+				s->off_untraced_in += d[i];
 	}
 	return 0;
 }

@@ -158,6 +158,7 @@ struct rec_session {
 	uint64_t samples, lost, sb_lost, records_in_round;
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
 	uint64_t off_no_ustack;		    /* written without their deferred user stack */
+	uint64_t off_untraced_in;	    /* stretches whose switch-in the tracepoint missed */
 	struct rec_held *held, **held_tail; /* arrival order */
 	uint64_t start_ns, stop_ns;
 	int write_err; /* first pd_write_* failure; stops the recording */
