@@ -461,6 +461,18 @@ static int counter_delta(struct rec_session *s, uint32_t slot, uint64_t *d)
 	return 0;
 }
 
+/* Add the growth of BPF counter slot since the last call, over all CPUs, to *total. */
+static void counter_add(struct rec_session *s, uint32_t slot, uint64_t *total)
+{
+	uint64_t d[s->nr_cpus];
+	int i;
+
+	if (counter_delta(s, slot, d))
+		return;
+	for (i = 0; i < s->nr_cpus; i++)
+		*total += d[i];
+}
+
 /* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU and event. */
 int rec_emit_bpf_lost(struct rec_session *s)
 {
@@ -497,18 +509,10 @@ int rec_emit_bpf_lost(struct rec_session *s)
 		}
 	}
 	if (s->opts.offcpu) {
-		if (!counter_delta(s, PROFILE_SHORT_OFFCPU, d))
-			for (i = 0; i < s->nr_cpus; i++)
-				s->off_short += d[i];
-		if (!counter_delta(s, PROFILE_SHORT_OFFCPU_NS, d))
-			for (i = 0; i < s->nr_cpus; i++)
-				s->off_short_ns += d[i];
-		if (!counter_delta(s, PROFILE_LOST_USTACK, d))
-			for (i = 0; i < s->nr_cpus; i++)
-				s->off_no_ustack += d[i];
-		if (!counter_delta(s, PROFILE_UNTRACED_IN, d))
-			for (i = 0; i < s->nr_cpus; i++)
-				s->off_untraced_in += d[i];
+		counter_add(s, PROFILE_SHORT_OFFCPU, &s->off_short);
+		counter_add(s, PROFILE_SHORT_OFFCPU_NS, &s->off_short_ns);
+		counter_add(s, PROFILE_LOST_USTACK, &s->off_no_ustack);
+		counter_add(s, PROFILE_UNTRACED_IN, &s->off_untraced_in);
 	}
 	return 0;
 }
