@@ -46,6 +46,9 @@ const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_S
 const volatile __u32 offcpu_ustack = PROFILE_USTACK_SWITCH_OUT;
 /* The raw_tp program keeps the switch state by tid (offcpu_tids), not in task storage. */
 const volatile bool offcpu_by_tid = false;
+/* Tests (PA_RECORD_SKIP_SWITCH_IN): ignore every Nth switch-in that ends a stretch. */
+const volatile __u32 skip_switch_in = 0;
+__u32 switch_ins_seen;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
 
@@ -640,6 +643,9 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now, bool 
 		return;
 	w = when_of(next, tid, btf, false);
 	if (!w || !w->time)
+		return;
+	/* Pruned by the verifier unless set: untraced switch-ins on demand. */
+	if (skip_switch_in && ++switch_ins_seen % skip_switch_in == 0)
 		return;
 	delta = elapsed(w->time, now);
 	w->time = 0;

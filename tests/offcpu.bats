@@ -209,6 +209,43 @@ has_task_work() {
 	in_range "$(ratio "$got" "$(cat slept)")" 0.90 1.10
 }
 
+# untraced_count: from rec.err, how many stretches ended by a switch-in the tracepoint
+# did not report (pa-record -v), 0 if none.
+untraced_count() {
+	local n
+	n=$(sed -nE 's/.*off-CPU: ([0-9]+) stretches ended by a switch-in .*/\1/p' rec.err)
+	echo "${n:-0}"
+}
+
+@test "offcpu: a switch-in the tracepoint missed still ends its stretch, time kept (task_work)" {
+	require_root
+	require_perf
+	has_task_work || skip "this kernel has no bpf_task_work kfuncs (before 6.18)"
+	PA_RECORD_SKIP_SWITCH_IN=3 record_sleep
+	[ "$(untraced_count)" -ge 3 ] || fail "only $(untraced_count) switch-ins were skipped"
+	# The stacks of those stretches are gone (time under [unknown]): sum by thread,
+	# the sleeper being the thread with the most off-CPU samples.
+	read -r tid ns < <(perf script -i p.data -F tid,period,event 2>/dev/null | awk '
+		/offcpu-time/ { n[$1]++; t[$1] += $2 }
+		END { for (k in n) if (n[k] > best) { best = n[k]; b = k }; print b, t[b] }')
+	echo "sleeper thread $tid: $ns ns off the CPU, slept $(cat slept) ns"
+	in_range "$(ratio "$ns" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: a switch-in the tracepoint missed keeps the stacks stashed at switch-out" {
+	require_root
+	for m in switch-out raw-tp; do
+		PA_RECORD_SWITCH=$m PA_RECORD_SKIP_SWITCH_IN=3 record_sleep
+		[ "$(untraced_count)" -ge 3 ] || fail "$m: only $(untraced_count) switch-ins were skipped"
+		in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+	done
+}
+
+@test "offcpu: PA_RECORD_SKIP_SWITCH_IN takes a count" {
+	PA_RECORD_SKIP_SWITCH_IN=x run -1 "$PA_RECORD" --offcpu -o p.data -- true
+	[[ $output == "pa-record: error: PA_RECORD_SKIP_SWITCH_IN=x: not a count;"* ]]
+}
+
 @test "offcpu: a thread killed in its sleep keeps that last stretch and its user stack" {
 	require_root
 	require_perf

@@ -312,6 +312,18 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		}
 		o->switch_method = i;
 	}
+	/* Tests: act as if every Nth switch-in ending a stretch had not been traced. */
+	env = getenv("PA_RECORD_SKIP_SWITCH_IN");
+	if (env && *env) {
+		char *end;
+		unsigned long n = strtoul(env, &end, 10);
+
+		if (*end || !n || n > UINT32_MAX) {
+			pa_err("PA_RECORD_SKIP_SWITCH_IN=%s: not a count; give N >= 1", env);
+			return -EINVAL;
+		}
+		o->skip_switch_in = n;
+	}
 
 	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
 	if (modes != 1) {

@@ -43,14 +43,15 @@ struct rec_opts {
 	uint64_t duration_ns; /* -d, 0 = until the targets end */
 	uint64_t freq;	      /* -F */
 	bool no_kernel;
-	bool offcpu;		/* --offcpu: off-CPU time as a second event */
-	bool no_cpu;		/* --no-cpu: no cpu-clock sampling */
-	uint64_t offcpu_min_ns; /* --offcpu-min */
-	uint32_t offcpu_states; /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
-	int switch_method;	/* PA_RECORD_SWITCH: the first REC_SWITCH_* to try, -1 auto */
-	uint32_t unwind_mode;	/* --unwind: UNWIND_MODE_* */
-	uint32_t unwind_rows;	/* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
-	const char *output;	/* "-" = stdout */
+	bool offcpu;		 /* --offcpu: off-CPU time as a second event */
+	bool no_cpu;		 /* --no-cpu: no cpu-clock sampling */
+	uint64_t offcpu_min_ns;	 /* --offcpu-min */
+	uint32_t offcpu_states;	 /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
+	int switch_method;	 /* PA_RECORD_SWITCH: the first REC_SWITCH_* to try, -1 auto */
+	uint32_t skip_switch_in; /* PA_RECORD_SKIP_SWITCH_IN: tests, ignore every Nth */
+	uint32_t unwind_mode;	 /* --unwind: UNWIND_MODE_* */
+	uint32_t unwind_rows;	 /* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
+	const char *output;	 /* "-" = stdout */
 	bool pipe;
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */

@@ -174,6 +174,7 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK ? PROFILE_USTACK_DEFERRED
 								     : PROFILE_USTACK_SWITCH_OUT;
 	skel->rodata->offcpu_by_tid = raw_tp;
+	skel->rodata->skip_switch_in = o->skip_switch_in;
 
 	/* ~0.4 s of full-depth samples from every CPU before anything is dropped. */
 	while (rb_bytes < (1u << 28) &&
