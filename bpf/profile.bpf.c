@@ -362,6 +362,18 @@ static __always_inline struct offcpu_when *when_of(struct task_struct *task, __u
 	return w;
 }
 
+/* The off-CPU sample header of s: who (tgid, tid), the CPU it left and why. */
+static __always_inline void offcpu_head(struct profile_sample *s, __u32 tgid, __u32 tid, __u32 cpu,
+					__u8 state)
+{
+	s->pid = tgid;
+	s->tid = tid;
+	s->cpu = cpu;
+	s->kind = PROFILE_KIND_OFFCPU;
+	s->state = state;
+	s->__pad = 0;
+}
+
 /*
  * PROFILE_USTACK_SWITCH_OUT: the current task's user stack (and with kernel, its
  * kernel stack) into its offcpu_stacks entry.  False if there is no room.
@@ -380,12 +392,7 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 		count(PROFILE_LOST_OFFCPU_MAP, 1);
 		return false;
 	}
-	s->pid = tgid;
-	s->tid = tid;
-	s->cpu = bpf_get_smp_processor_id();
-	s->kind = PROFILE_KIND_OFFCPU;
-	s->state = state;
-	s->__pad = 0;
+	offcpu_head(s, tgid, tid, bpf_get_smp_processor_id(), state);
 	capture_stacks(ctx, s, kernel, SLOT_SWITCH);
 	return true;
 }
@@ -428,15 +435,10 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 		s = bpf_map_lookup_elem(&scratch, &slot);
 		if (!s)
 			return;
-		s->pid = tgid;
-		s->tid = tid;
-		s->cpu = w->cpu;
+		offcpu_head(s, tgid, tid, w->cpu, w->state);
 		s->flags = 0;
 		s->nr_kernel = 0;
 		s->nr_user = 0;
-		s->kind = PROFILE_KIND_OFFCPU;
-		s->state = w->state;
-		s->__pad = 0;
 	}
 	s->time = bpf_ktime_get_ns();
 	s->period = delta;
@@ -603,15 +605,10 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 		out->flags = st->flags;
 		nu = st->nr_user;
 	}
-	out->pid = next->tgid;
-	out->tid = tid;
+	offcpu_head(out, next->tgid, tid, w->cpu, w->state);
 	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
 	out->time = bpf_ktime_get_ns();
 	out->period = delta;
-	out->cpu = w->cpu;
-	out->kind = PROFILE_KIND_OFFCPU;
-	out->state = w->state;
-	out->__pad = 0;
 	nk = task_kstack(out, next);
 	if (nu > PROFILE_MAX_FRAMES)
 		nu = PROFILE_MAX_FRAMES;
@@ -756,15 +753,10 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return 0;
-	s->pid = task->tgid;
-	s->tid = tid;
+	offcpu_head(s, task->tgid, tid, w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu), state);
 	s->time = now;
 	s->period = period;
-	s->cpu = w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu);
 	s->flags = 0;
-	s->kind = PROFILE_KIND_OFFCPU;
-	s->state = state;
-	s->__pad = 0;
 	nk = task_kstack(s, task);
 	s->nr_kernel = nk;
 	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true));
