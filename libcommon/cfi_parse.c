@@ -68,9 +68,10 @@ static uint64_t rd_leb(struct rd *r, bool is_signed)
 			return 0;
 		}
 		b = *r->p++;
-		if (shift < 64)
+		if (shift < 64) {
 			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+			shift += 7;
+		}
 	} while (b & 0x80);
 	if (is_signed && shift < 64 && (b & 0x40))
 		v |= ~0ull << shift;
@@ -85,6 +86,30 @@ static uint64_t rd_uleb(struct rd *r)
 static int64_t rd_sleb(struct rd *r)
 {
 	return (int64_t)rd_leb(r, true);
+}
+
+/* A ULEB128 operand that is an offset: above INT64_MAX it is garbage. */
+static int64_t rd_uoff(struct rd *r)
+{
+	uint64_t v = rd_uleb(r);
+
+	if (v > INT64_MAX) {
+		r->err = true;
+		return 0;
+	}
+	return (int64_t)v;
+}
+
+/* v times a CIE alignment factor; a product that overflows is an error, not a wrap. */
+static int64_t rd_factored(struct rd *r, int64_t v, int64_t align)
+{
+	int64_t out;
+
+	if (__builtin_mul_overflow(v, align, &out)) {
+		r->err = true;
+		return 0;
+	}
+	return out;
 }
 
 static void rd_skip(struct rd *r, uint64_t n)
@@ -466,6 +491,17 @@ static int advance(struct interp *in, uint64_t newloc)
 	return 0;
 }
 
+/* Advance by delta code_align units read from r (nothing happens if that read failed). */
+static int advance_by(struct interp *in, const struct rd *r, uint64_t delta)
+{
+	uint64_t d, loc;
+
+	if (r->err || __builtin_mul_overflow(delta, in->cie->code_align, &d) ||
+	    __builtin_add_overflow(in->loc, d, &loc))
+		return -EINVAL;
+	return advance(in, loc);
+}
+
 /* A DWARF expression block: uleb length then bytes. */
 static void rd_block(struct rd *r, const uint8_t **p, size_t *len)
 {
@@ -484,15 +520,17 @@ static int exec(struct interp *in, const uint8_t *p, size_t len)
 	uint64_t reg;
 	int err = 0;
 
-	while (!err && r.p < r.end) {
+	/* Every operand read fails at the end of the program, and a failed read ends it. */
+	while (!err && !r.err && r.p < r.end) {
 		uint8_t op = rd_u8(&r);
 
 		switch (op >> 6) {
 		case 1: /* DW_CFA_advance_loc */
-			err = advance(in, in->loc + (op & 0x3f) * c->code_align);
+			err = advance_by(in, &r, op & 0x3f);
 			continue;
 		case 2: /* DW_CFA_offset */
-			set_rule(in, op & 0x3f, CFI_R_OFFSET, rd_uleb(&r) * c->data_align);
+			set_rule(in, op & 0x3f, CFI_R_OFFSET,
+				 rd_factored(&r, rd_uoff(&r), c->data_align));
 			continue;
 		case 3: /* DW_CFA_restore */
 			restore_rule(in, op & 0x3f);
@@ -509,36 +547,41 @@ static int exec(struct interp *in, const uint8_t *p, size_t len)
 			break;
 		}
 		case 0x02: /* advance_loc1 */
-			err = advance(in, in->loc + rd_fixed(&r, 1) * c->code_align);
+			err = advance_by(in, &r, rd_fixed(&r, 1));
 			break;
 		case 0x03: /* advance_loc2 */
-			err = advance(in, in->loc + rd_fixed(&r, 2) * c->code_align);
+			err = advance_by(in, &r, rd_fixed(&r, 2));
 			break;
 		case 0x04: /* advance_loc4 */
-			err = advance(in, in->loc + rd_fixed(&r, 4) * c->code_align);
+			err = advance_by(in, &r, rd_fixed(&r, 4));
 			break;
 		case 0x1d: /* MIPS_advance_loc8 */
-			err = advance(in, in->loc + rd_fixed(&r, 8) * c->code_align);
+			err = advance_by(in, &r, rd_fixed(&r, 8));
 			break;
 		case 0x05: /* offset_extended */
 			reg = rd_uleb(&r);
-			set_rule(in, reg, CFI_R_OFFSET, rd_uleb(&r) * c->data_align);
+			set_rule(in, reg, CFI_R_OFFSET,
+				 rd_factored(&r, rd_uoff(&r), c->data_align));
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = rd_uleb(&r);
-			set_rule(in, reg, CFI_R_OFFSET, rd_sleb(&r) * c->data_align);
+			set_rule(in, reg, CFI_R_OFFSET,
+				 rd_factored(&r, rd_sleb(&r), c->data_align));
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = rd_uleb(&r);
-			set_rule(in, reg, CFI_R_OFFSET, -(int64_t)rd_uleb(&r) * c->data_align);
+			set_rule(in, reg, CFI_R_OFFSET,
+				 rd_factored(&r, -rd_uoff(&r), c->data_align));
 			break;
 		case 0x14: /* val_offset */
 			reg = rd_uleb(&r);
-			set_rule(in, reg, CFI_R_VAL_OFFSET, rd_uleb(&r) * c->data_align);
+			set_rule(in, reg, CFI_R_VAL_OFFSET,
+				 rd_factored(&r, rd_uoff(&r), c->data_align));
 			break;
 		case 0x15: /* val_offset_sf */
 			reg = rd_uleb(&r);
-			set_rule(in, reg, CFI_R_VAL_OFFSET, rd_sleb(&r) * c->data_align);
+			set_rule(in, reg, CFI_R_VAL_OFFSET,
+				 rd_factored(&r, rd_sleb(&r), c->data_align));
 			break;
 		case 0x06: /* restore_extended */
 			restore_rule(in, rd_uleb(&r));
@@ -580,22 +623,22 @@ static int exec(struct interp *in, const uint8_t *p, size_t len)
 		case 0x0c: /* def_cfa */
 			in->st.cfa_is_expr = false;
 			in->st.cfa_reg = rd_uleb(&r);
-			in->st.cfa_off = rd_uleb(&r);
+			in->st.cfa_off = rd_uoff(&r);
 			break;
 		case 0x12: /* def_cfa_sf */
 			in->st.cfa_is_expr = false;
 			in->st.cfa_reg = rd_uleb(&r);
-			in->st.cfa_off = rd_sleb(&r) * c->data_align;
+			in->st.cfa_off = rd_factored(&r, rd_sleb(&r), c->data_align);
 			break;
 		case 0x0d: /* def_cfa_register */
 			in->st.cfa_is_expr = false;
 			in->st.cfa_reg = rd_uleb(&r);
 			break;
 		case 0x0e: /* def_cfa_offset */
-			in->st.cfa_off = rd_uleb(&r);
+			in->st.cfa_off = rd_uoff(&r);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
-			in->st.cfa_off = rd_sleb(&r) * c->data_align;
+			in->st.cfa_off = rd_factored(&r, rd_sleb(&r), c->data_align);
 			break;
 		case 0x0f: /* def_cfa_expression */
 			in->st.cfa_is_expr = true;
@@ -626,9 +669,9 @@ int cfi_run(const struct cfi_cie *cie, const struct cfi_fde *fde, cfi_row_fn fn,
 	int err;
 
 	err = exec(&in, cie->insns, cie->insns_len);
+	in.loc = fde->start; /* a CIE has no business advancing */
 	if (!err) {
 		in.init = in.st;
-		in.loc = fde->start; /* a CIE has no business advancing */
 		in.emit = true;
 		err = exec(&in, fde->insns, fde->insns_len);
 	}

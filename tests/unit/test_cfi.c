@@ -726,6 +726,113 @@ static void test_oracle_system_libs(void)
 	CHECK(oracle_file(self, 1) == 0); /* not /proc/self/exe: readelf would read itself */
 }
 
+/* Rows cfi_run reports: pc and whether a state came with it. */
+struct seen {
+	uint64_t pc[16];
+	bool known[16];
+	int n;
+};
+
+static int seen_row(void *ctx, uint64_t pc, const struct cfi_state *st)
+{
+	struct seen *s = ctx;
+
+	if (s->n < 16) {
+		s->pc[s->n] = pc;
+		s->known[s->n] = st != NULL;
+	}
+	s->n++;
+	return 0;
+}
+
+/* Run prog as the CIE's initial instructions (in_cie) or as the FDE's program. */
+static int run_prog(const uint8_t *prog, size_t len, bool in_cie, struct seen *s)
+{
+	static const uint8_t init[] = {0x0c, 7, 8, 0x90, 1};
+	struct cfi_section sec = {prog, len, 0xfff, 0, 0, true}; /* set_loc's base: 0x1000 */
+	struct cfi_cie cie = {
+		.code_align = 1, .data_align = -8, .ra_reg = 16, .fde_enc = 0x1b, .addr_size = 8};
+	struct cfi_fde fde = {.start = 0x1000, .end = 0x1100, .sec = &sec};
+
+	cie.insns = in_cie ? prog : init;
+	cie.insns_len = in_cie ? len : sizeof(init);
+	fde.insns = in_cie ? NULL : prog;
+	fde.insns_len = in_cie ? 0 : len;
+	memset(s, 0, sizeof(*s));
+	return cfi_run(&cie, &fde, seen_row, s);
+}
+
+/*
+ * An operand cut by the end of the program ends it: advance_loc2 with one byte left, a
+ * def_cfa_expression block longer than what is left (both used to loop forever).
+ */
+static void test_cfi_truncated_operand_ends_program(void)
+{
+	static const uint8_t adv[] = {0x02, 0x04, 0x03, 0x01};
+	static const uint8_t expr[] = {0x0f, 0x64, 0x70};
+	struct seen s;
+
+	for (int in_cie = 0; in_cie < 2; in_cie++) {
+		CHECK(run_prog(adv, sizeof(adv), in_cie, &s) == -EINVAL);
+		/* FDE: the row before the cut stands, nothing is known from 0x1004 on. */
+		CHECK_EQ_U64(s.n, in_cie ? 1 : 2);
+		CHECK_EQ_U64(s.pc[s.n - 1], in_cie ? 0x1000 : 0x1004);
+		CHECK(!s.known[s.n - 1]);
+		CHECK(run_prog(expr, sizeof(expr), in_cie, &s) == -EINVAL);
+		CHECK_EQ_U64(s.n, 1);
+		CHECK(!s.known[0]);
+	}
+}
+
+/*
+ * Every opcode with operands, cut at every length: the program ends (0 or -EINVAL) and
+ * never reports a state past the cut.  Products that overflow are errors, not wraps.
+ */
+static void test_cfi_every_truncation(void)
+{
+	static const uint8_t prog[] = {
+		0x01, 0x10, 0,	  0,	0,		     /* set_loc 0x1010 (pcrel sdata4) */
+		0x02, 1,    0x03, 1,	0,		     /* advance_loc1, advance_loc2 */
+		0x04, 1,    0,	  0,	0,		     /* advance_loc4 */
+		0x1d, 1,    0,	  0,	0,    0,    0, 0, 0, /* MIPS_advance_loc8 */
+		0x05, 6,    2,	  0x11, 6,    0x7e,	     /* offset_extended(_sf) */
+		0x2f, 6,    2,	  0x14, 6,    2, /* GNU_negative_offset_extended, val_offset */
+		0x15, 6,    0x7e, 0x06, 6,	 /* val_offset_sf, restore_extended */
+		0x07, 6,    0x08, 6,	0x09, 6,    3, /* undefined, same_value, register */
+		0x10, 6,    2,	  0x76, 0,	       /* expression */
+		0x16, 3,    1,	  0x96,		       /* val_expression of another register */
+		0x0c, 0x87, 1,	  0x90, 0x01,	       /* def_cfa with two-byte ulebs */
+		0x12, 7,    0x7e, 0x0d, 6,	       /* def_cfa_sf, def_cfa_register */
+		0x0e, 16,   0x13, 0x7e,		       /* def_cfa_offset(_sf) */
+		0x0f, 2,    0x77, 8,		       /* def_cfa_expression */
+		0x2e, 0x80, 1,	  0x86, 0x80, 0x01,    /* GNU_args_size, offset with a long uleb */
+	};
+	/* sleb -2^62 * -8 and uleb 2^63: both overflow an int64 offset */
+	static const uint8_t ovf1[] = {0x13, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40};
+	static const uint8_t ovf2[] = {0x0e, 0x80, 0x80, 0x80, 0x80, 0x80,
+				       0x80, 0x80, 0x80, 0x80, 0x01};
+	/* advance_loc8 past the end of the address space */
+	static const uint8_t ovf3[] = {0x1d, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct seen s;
+
+	for (size_t len = 0; len <= sizeof(prog); len++) {
+		for (int in_cie = 0; in_cie < 2; in_cie++) {
+			int err = run_prog(prog, len, in_cie, &s);
+
+			CHECK(err == 0 || err == -EINVAL);
+			CHECK(s.n > 0 && s.n <= 16);
+			if (unit_cur_failed) {
+				printf("#   cut at %zu, %s\n", len, in_cie ? "CIE" : "FDE");
+				return;
+			}
+		}
+	}
+	CHECK(run_prog(prog, sizeof(prog), false, &s) == 0);
+	CHECK(run_prog(ovf1, sizeof(ovf1), false, &s) == -EINVAL);
+	CHECK(run_prog(ovf2, sizeof(ovf2), false, &s) == -EINVAL);
+	CHECK(run_prog(ovf3, sizeof(ovf3), false, &s) == -EINVAL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--oracle"))
@@ -737,5 +844,7 @@ int main(int argc, char **argv)
 	RUN(test_not_elf);
 	RUN(test_cache);
 	RUN(test_oracle_system_libs);
+	RUN(test_cfi_truncated_operand_ends_program);
+	RUN(test_cfi_every_truncation);
 	return unit_done();
 }
