@@ -5,6 +5,11 @@
  *
  *	static void test_roundtrip(void) { CHECK(x == 1); CHECK_EQ_U64(a, b); }
  *	int main(void) { RUN(test_roundtrip); return unit_done(); }
+ *
+ * SKIP("libc6-dbg not installed") ends the current test as skipped (TAP "# SKIP"), for
+ * what is genuinely optional: a test needing something scripts/install-deps installs
+ * fails instead (CHECK) when it is missing.  A test that failed before it skips stays
+ * failed.
  */
 #ifndef PA_UNIT_H
 #define PA_UNIT_H
@@ -13,7 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
-static int unit_n, unit_failed, unit_cur_failed;
+static int unit_n, unit_failed, unit_cur_failed, unit_cur_skipped;
+static char unit_cur_skip[256];
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
@@ -43,14 +49,27 @@ static int unit_n, unit_failed, unit_cur_failed;
 		}                                                                                  \
 	} while (0)
 
+/* SKIP(fmt, ...): printf-style reason (cut if long); returns from the test function. */
+#define SKIP(...)                                                                                  \
+	do {                                                                                       \
+		if (snprintf(unit_cur_skip, sizeof(unit_cur_skip), __VA_ARGS__) < 0)               \
+			strcpy(unit_cur_skip, "(bad reason format)");                              \
+		unit_cur_skipped = 1;                                                              \
+		return;                                                                            \
+	} while (0)
+
 #define RUN(fn)                                                                                    \
 	do {                                                                                       \
 		unit_cur_failed = 0;                                                               \
+		unit_cur_skipped = 0;                                                              \
 		fn();                                                                              \
 		unit_n++;                                                                          \
 		if (unit_cur_failed)                                                               \
 			unit_failed++;                                                             \
-		printf("%s %d - %s\n", unit_cur_failed ? "not ok" : "ok", unit_n, #fn);            \
+		if (!unit_cur_failed && unit_cur_skipped)                                          \
+			printf("ok %d - %s # SKIP %s\n", unit_n, #fn, unit_cur_skip);              \
+		else                                                                               \
+			printf("%s %d - %s\n", unit_cur_failed ? "not ok" : "ok", unit_n, #fn);    \
 		fflush(stdout);                                                                    \
 	} while (0)
 
