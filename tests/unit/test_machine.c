@@ -641,7 +641,7 @@ int main(void)
 	RUN(test_kaslr_delta);
 	RUN(test_bad_records);
 	if (fixture_build(fix, sizeof(fix))) {
-		printf("# fixture build failed, see %s/mk.log\n", fix);
+		printf("not ok %d - fixture_build (see %s/mk.log)\n", ++unit_n, fix);
 		unit_failed++;
 	} else {
 		RUN(test_inline_frames_from_build_id_debug);
