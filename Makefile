@@ -99,6 +99,7 @@ bench-%: tests
 	@O=$(O) bench/$*
 
 lint:
+	scripts/lint-bats
 	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert
 
