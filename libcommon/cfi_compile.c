@@ -290,22 +290,28 @@ static int cmp_fde(const void *a, const void *b)
 }
 
 /*
- * Sort the FDEs and drop those overlapping an earlier one (a .debug_frame duplicate of
- * an .eh_frame FDE, or a broken table), so every PC has at most one FDE.
+ * Sort the FDEs so every PC has at most one.  An FDE that reaches into the next one ends
+ * where that one starts, as the unwinder's search by start address (.eh_frame_hdr) has
+ * it, so a bogus long range hides no later FDE.  Dropped: a second FDE with the same
+ * start (a .debug_frame duplicate of an .eh_frame FDE sorts after it), and a .debug_frame
+ * FDE that starts inside an .eh_frame one.
  */
 static void pick_fdes(struct cfi_entries *e, struct cfi_stats *s)
 {
-	uint64_t covered = 0;
 	size_t n = 0;
 
 	qsort(e->fdes, e->n_fdes, sizeof(*e->fdes), cmp_fde);
 	for (size_t i = 0; i < e->n_fdes; i++) {
-		if (n && e->fdes[i].start < covered) {
-			s->fdes_overlap++;
-			continue;
+		struct cfi_fde *f = &e->fdes[i], *prev = n ? &e->fdes[n - 1] : NULL;
+
+		if (prev && f->start < prev->end) {
+			if (f->start == prev->start || (f->from_debug && !prev->from_debug)) {
+				s->fdes_overlap++;
+				continue;
+			}
+			prev->end = f->start;
 		}
-		covered = e->fdes[i].end;
-		e->fdes[n++] = e->fdes[i];
+		e->fdes[n++] = *f;
 	}
 	e->n_fdes = n;
 }
@@ -380,12 +386,33 @@ static int debug_file_section(const char *path, const struct cfi_table *t,
 	return find_section(df->elf, ".debug_frame", sec);
 }
 
+/* The executable PT_LOAD segments of elf, what an FDE may cover; 0 (unknown) past max. */
+static size_t exec_spans(Elf *elf, struct cfi_span *v, size_t max)
+{
+	size_t nph, n = 0;
+
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		if (n == max)
+			return 0;
+		v[n++] = (struct cfi_span){ph.p_vaddr, ph.p_vaddr + ph.p_memsz};
+	}
+	return n;
+}
+
 struct cfi_table *cfi_compile_elf(const char *path, int fd, const struct cfi_opts *opts)
 {
 	struct elf_file f = {.fd = -1}, df = {.fd = -1};
 	struct cfi_section eh, dbg;
 	struct cfi_entries e = {0};
 	struct cfi_table *t = NULL;
+	struct cfi_span exec[16];
 	uint64_t t0 = pa_now_ns();
 	int err, bid;
 
@@ -399,6 +426,9 @@ struct cfi_table *cfi_compile_elf(const char *path, int fd, const struct cfi_opt
 	}
 	bid = bid_read_fd(f.fd, t->bid);
 	t->bid_size = bid > 0 ? bid : 0;
+	/* The file's segments, also for a debug file's .debug_frame (the same addresses). */
+	e.exec = exec;
+	e.n_exec = exec_spans(f.elf, exec, sizeof(exec) / sizeof(exec[0]));
 
 	t->stats.has_eh_frame = !find_section(f.elf, ".eh_frame", &eh);
 	if (t->stats.has_eh_frame && (err = cfi_parse_section(&eh, &e)))

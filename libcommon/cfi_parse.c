@@ -362,8 +362,23 @@ static long find_cie(const struct cfi_entries *e, size_t lo, size_t hi, size_t o
 	return -1;
 }
 
-static int parse_fde(const struct cfi_section *s, const struct entry *en, const struct cfi_cie *c,
-		     struct cfi_fde *f)
+/*
+ * Can [start, start + range) be code?  Within CFI_FDE_MAX_RANGE and inside one executable
+ * segment when those are known: one huge bogus range would otherwise cover the FDEs after
+ * it, or spread the table past what a row's 32-bit pc can hold.
+ */
+static bool fde_range_ok(const struct cfi_entries *e, uint64_t start, uint64_t range)
+{
+	if (range > CFI_FDE_MAX_RANGE || start + range < start)
+		return false;
+	for (size_t i = 0; i < e->n_exec; i++)
+		if (start >= e->exec[i].lo && start + range <= e->exec[i].hi)
+			return true;
+	return !e->n_exec;
+}
+
+static int parse_fde(const struct cfi_section *s, const struct cfi_entries *e,
+		     const struct entry *en, const struct cfi_cie *c, struct cfi_fde *f)
 {
 	struct rd r = {en->body, s->data + en->end, false};
 	bool indirect;
@@ -373,7 +388,7 @@ static int parse_fde(const struct cfi_section *s, const struct entry *en, const 
 	range = rd_enc_value(&r, c->fde_enc & 0x0f, c->addr_size);
 	if (c->aug_z)
 		rd_skip(&r, rd_uleb(&r));
-	if (r.err || indirect || f->start + range < f->start)
+	if (r.err || indirect || !fde_range_ok(e, f->start, range))
 		return -EINVAL;
 	f->end = f->start + range;
 	f->insns = r.p;
@@ -421,7 +436,7 @@ int cfi_parse_section(const struct cfi_section *s, struct cfi_entries *e)
 			cie_off = en.id;
 		}
 		ci = find_cie(e, first_cie, e->n_cies, cie_off);
-		if (ci < 0 || parse_fde(s, &en, &e->cies[ci], &f)) {
+		if (ci < 0 || parse_fde(s, e, &en, &e->cies[ci], &f)) {
 			e->bad++;
 			continue;
 		}

@@ -15,6 +15,15 @@
 #define CFI_REG_RSP 7
 #define CFI_REG_RA  16
 
+/* An address range [lo, hi): an executable PT_LOAD segment. */
+struct cfi_span {
+	uint64_t lo, hi;
+};
+
+/* No function is this long: an FDE covering more is garbage (what an FDE may cover when
+ * the executable segments are not known). */
+#define CFI_FDE_MAX_RANGE (256ull << 20)
+
 /* One frame section as loaded: bytes plus the addresses pointer encodings are relative to. */
 struct cfi_section {
 	const uint8_t *data;
@@ -53,12 +62,16 @@ struct cfi_entries {
 	struct cfi_fde *fdes; /* in section order */
 	size_t n_fdes, cap_fdes;
 	uint32_t bad; /* entries skipped: truncated, unknown augmentation, dangling CIE */
+	const struct cfi_span *exec; /* set by the caller: the file's executable segments */
+	size_t n_exec;		     /* 0: not known */
 };
 
 /*
  * Parse every entry of sec, appending to e (which may hold other sections' entries;
  * CIE pointers of FDEs are resolved within sec).  0 or -ENOMEM; malformed entries are
- * counted in e->bad and skipped (a bad length ends the section).
+ * counted in e->bad and skipped (a bad length ends the section), and so are FDEs that
+ * cover more than CFI_FDE_MAX_RANGE or, when e->n_exec is not 0, reach outside every
+ * executable segment.
  */
 int cfi_parse_section(const struct cfi_section *sec, struct cfi_entries *e);
 void cfi_entries_free(struct cfi_entries *e);
@@ -103,9 +116,10 @@ int cfi_run(const struct cfi_cie *cie, const struct cfi_fde *fde, cfi_row_fn fn,
 
 struct cfi_table;
 /*
- * Rows of t (zeroed by the caller, bid aside) from every FDE in e: FDEs sorted, those
- * overlapping an earlier one dropped (.eh_frame wins over .debug_frame), gaps and the
- * end marked UNWIND_CFA_NONE, neighbours merged.  Reorders e->fdes.  0 or -errno.
+ * Rows of t (zeroed by the caller, bid aside) from every FDE in e: FDEs sorted, an FDE
+ * that reaches into the next one ends where the next one starts (as the unwinder's
+ * search by start address has it), except that .eh_frame wins over .debug_frame, gaps
+ * and the end marked UNWIND_CFA_NONE, neighbours merged.  Reorders e->fdes.  0 or -errno.
  */
 int cfi_build_rows(struct cfi_table *t, struct cfi_entries *e);
 

@@ -833,6 +833,107 @@ static void test_cfi_every_truncation(void)
 	CHECK(run_prog(ovf3, sizeof(ovf3), false, &s) == -EINVAL);
 }
 
+/* .eh_frame CIE "zR" with absolute 8-byte FDE addresses (udata8), CFA rsp+8, RA at c-8. */
+static size_t eh_cie_udata8(struct buf *b)
+{
+	static const uint8_t insns[] = {0x0c, 7, 8, 0x90, 1};
+	size_t start = b->n;
+
+	put_u32(b, 0);
+	put_u32(b, 0);
+	put_u8(b, 1);
+	put(b, "zR", 3);
+	put_u8(b, 1);
+	put_u8(b, 0x78);
+	put_u8(b, 16);
+	put_u8(b, 1);
+	put_u8(b, 0x04); /* DW_EH_PE_udata8 */
+	put(b, insns, sizeof(insns));
+	end_entry(b, start);
+	return start;
+}
+
+static void eh_fde_udata8(struct buf *b, size_t cie, uint64_t start, uint64_t len,
+			  const uint8_t *insns, size_t n)
+{
+	size_t at = b->n;
+
+	put_u32(b, 0);
+	put_u32(b, b->n - cie);
+	put_u64(b, start);
+	put_u64(b, len);
+	put_u8(b, 0);
+	put(b, insns, n);
+	end_entry(b, at);
+}
+
+/*
+ * An FDE with a bogus huge pc_range before a good one: the good one is still found.
+ * Too long for any function, or reaching outside the executable segment: dropped.
+ * Inside the segment: it ends where the next FDE starts.  2^40 bytes used to make the
+ * whole table E2BIG, and 2 GiB to hide the good FDE behind the bogus one's CIE rule.
+ */
+static void test_cfi_huge_fde_range(void)
+{
+	static const uint8_t good[] = {0x41, 0x0e, 16}; /* +1: cfa rsp+16 */
+	static const struct cfi_span text = {0x1000, 0x10000};
+	const uint64_t va = 0x400;
+	const struct {
+		uint64_t range;
+		bool wide, spans;
+	} cases[] = {
+		{0x7fffff00, false, false},  /* past CFI_FDE_MAX_RANGE */
+		{1ull << 40, true, false},   /* same, 64-bit */
+		{0x100000, false, true},     /* past the executable segment */
+		{~0ull - 0x800, true, true}, /* wraps the address space */
+		{0x8000, false, true},	     /* inside it: cut at the good FDE */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b = {0};
+		struct cfi_entries e = {0};
+		struct cfi_table *t = calloc(1, sizeof(*t));
+		bool kept = cases[i].range == 0x8000;
+		size_t cie = eh_cie(&b, ""), cie8 = eh_cie_udata8(&b);
+		struct cfi_section sec = {b.b, 0, va, 0, 0, true};
+		const struct unwind_row *r;
+		int failed_before = unit_cur_failed;
+
+		unit_cur_failed = 0;
+		if (cases[i].wide)
+			eh_fde_udata8(&b, cie8, 0x1000, cases[i].range, NULL, 0);
+		else
+			eh_fde(&b, va, cie, 0x1000, (uint32_t)cases[i].range, NULL, 0);
+		eh_fde(&b, va, cie, 0x2000, 0x10, good, sizeof(good));
+		sec.size = b.n;
+		if (cases[i].spans) {
+			e.exec = &text;
+			e.n_exec = 1;
+		}
+		CHECK(t && cfi_parse_section(&sec, &e) == 0);
+		CHECK_EQ_U64(e.bad, kept ? 0 : 1);
+		CHECK(t && cfi_build_rows(t, &e) == 0);
+		cfi_entries_free(&e);
+		if (!t || !t->n) {
+			printf("#   case %zu: no rows\n", i);
+			unit_cur_failed = 1;
+			cfi_table_free(t);
+			continue;
+		}
+		r = cfi_table_lookup(t, 0x1800);
+		CHECK(kept ? r && UNWIND_ROW_CFA(r) == RSP : r == NULL);
+		r = cfi_table_lookup(t, 0x2001);
+		CHECK(r && UNWIND_ROW_CFA(r) == RSP && r->cfa_off == 16);
+		r = cfi_table_lookup(t, 0x3000);
+		CHECK(r && UNWIND_ROW_CFA(r) == NONE);
+		if (unit_cur_failed)
+			printf("#   case %zu (range %#llx)\n", i,
+			       (unsigned long long)cases[i].range);
+		unit_cur_failed |= failed_before;
+		cfi_table_free(t);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--oracle"))
@@ -846,5 +947,6 @@ int main(int argc, char **argv)
 	RUN(test_oracle_system_libs);
 	RUN(test_cfi_truncated_operand_ends_program);
 	RUN(test_cfi_every_truncation);
+	RUN(test_cfi_huge_fde_range);
 	return unit_done();
 }
