@@ -7,10 +7,12 @@
  * Off-CPU time: on sched_switch, a target thread leaving the CPU has the time and
  * its state stored per thread; when it is switched back in (on any CPU) the
  * stretch is known and, if long enough, emitted as one sample whose period is the
- * ns it spent off the CPU.  Its user stack is taken when it returns to user space
- * (a task_work, 6.18+): a thread blocked in the kernel goes back with the stack it
- * blocked with, and the walk is paid only for the stretches that are emitted.
- * Older kernels walk the user stack at every switch-out.
+ * ns it spent off the CPU.  A thread blocked in the kernel goes back to user space
+ * with the stack it blocked with, so its user stack can wait until the stretch is
+ * known to be emitted: taken by a task_work as it returns to user space where the
+ * verifier lets a tracepoint schedule one, else at the exit of the system call it
+ * slept in (sleeps; other waits are walked at switch-out), else at every switch-out.
+ * pa-record loads the first of these that the kernel accepts.
  */
 /*
  * The map value that carries a task_work needs the type under its kernel name,
@@ -42,13 +44,16 @@ const volatile __u64 wakeup_bytes = 0;
 const volatile __u64 offcpu_min_ns = 0;
 /* Bit (1 << PROFILE_STATE_*) set: that state is recorded. */
 const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
-/* PROFILE_USTACK_*: when the off-CPU user stack is taken (DEFERRED: tp_btf only). */
+/* PROFILE_USTACK_*: when the off-CPU user stack is taken (all but SWITCH_OUT: tp_btf only). */
 const volatile __u32 offcpu_ustack = PROFILE_USTACK_SWITCH_OUT;
 /* The raw_tp program keeps the switch state by tid (offcpu_tids), not in task storage. */
 const volatile bool offcpu_by_tid = false;
 /* Tests (PA_RECORD_SKIP_SWITCH_IN): ignore every Nth switch-in that ends a stretch. */
 const volatile __u32 skip_switch_in = 0;
 __u32 switch_ins_seen;
+/* PROFILE_USTACK_SYS_EXIT: threads with a user stack pending, so that the system
+ * calls of everyone else cost no look-up while there are none. */
+__u64 ustacks_pending;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
 
@@ -108,7 +113,11 @@ struct offcpu_when {
 	__u64 time; /* switch-out, sched_now(); 0: not timing */
 	__u32 cpu;  /* the CPU it left */
 	__u8 state; /* PROFILE_STATE_* */
-	__u8 __pad[3];
+	/* PROFILE_USTACK_SYS_EXIT: samples wait for the user stack at the exit of the
+	 * system call whose user registers (stack pointer, pc) these are. */
+	__u8 ustack_pending;
+	__u8 __pad[2];
+	__u64 user_sp, user_ip;
 };
 
 struct {
@@ -127,7 +136,7 @@ struct {
 } offcpu_tids SEC(".maps");
 
 /*
- * PROFILE_USTACK_DEFERRED: the task_work that takes a thread's user stack, per
+ * PROFILE_USTACK_TASK_WORK: the task_work that takes a thread's user stack, per
  * tid, made at its first emitted stretch (a task_work cannot live in task storage).
  */
 struct offcpu_work {
@@ -398,6 +407,17 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 }
 
 /*
+ * Whether a stretch in state has its stacks stashed at switch-out (offcpu_stacks).
+ * PROFILE_USTACK_SYS_EXIT defers only sleeps: they end in a system call's exit,
+ * where other waits (a page fault's I/O, a preemption) need not.
+ */
+static __always_inline bool stashed_at_switch_out(__u8 state)
+{
+	return offcpu_ustack == PROFILE_USTACK_SWITCH_OUT ||
+	       (offcpu_ustack == PROFILE_USTACK_SYS_EXIT && state != PROFILE_STATE_SLEEP);
+}
+
+/*
  * When task last came onto a CPU: sched_info's stamp, the run queue's clock like
  * sched_now(), set at every switch-in whether or not the tracepoint fired.  0 on
  * kernels without CONFIG_SCHED_INFO.
@@ -429,7 +449,7 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 	count(PROFILE_UNTRACED_IN, 1);
 	if (delta < offcpu_min_ns)
 		return;
-	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT)
+	if (stashed_at_switch_out(w->state))
 		s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
 	if (!s) {
 		s = bpf_map_lookup_elem(&scratch, &slot);
@@ -447,11 +467,15 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 }
 
 /* tid's last switch: it never comes back, free what it had. */
-static __always_inline void forget(__u32 tid, bool btf)
+static __always_inline void forget(struct offcpu_when *w, __u32 tid, bool btf)
 {
+	if (w->ustack_pending) {
+		w->ustack_pending = 0;
+		__sync_fetch_and_sub(&ustacks_pending, 1);
+	}
 	if (!btf)
 		bpf_map_delete_elem(&offcpu_tids, &tid);
-	if (offcpu_ustack == PROFILE_USTACK_DEFERRED)
+	if (offcpu_ustack == PROFILE_USTACK_TASK_WORK)
 		bpf_map_delete_elem(&offcpu_works, &tid);
 	else
 		bpf_map_delete_elem(&offcpu_stacks, &tid);
@@ -482,7 +506,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 		emit_untraced(w, prev, tgid, tid);
 	if (prev_state & (TASK_DEAD | EXIT_DEAD | EXIT_ZOMBIE)) {
 		if (w)
-			forget(tid, btf);
+			forget(w, tid, btf);
 		return;
 	}
 	state = switch_state(preempt, prev_state);
@@ -501,8 +525,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	}
 	w->cpu = bpf_get_smp_processor_id();
 	w->state = state;
-	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT &&
-	    !stash_stacks(ctx, tgid, tid, state, !btf)) {
+	if (stashed_at_switch_out(state) && !stash_stacks(ctx, tgid, tid, state, !btf)) {
 		w->time = 0;
 		return;
 	}
@@ -532,40 +555,66 @@ static __always_inline __u32 task_kstack(struct profile_sample *out, struct task
 	return n;
 }
 
+/* The header of a PROFILE_KIND_USTACK record for thread tgid:tid, no frames yet. */
+static __always_inline void ustack_head(struct profile_sample *s, __u32 tgid, __u32 tid)
+{
+	s->pid = tgid;
+	s->tid = tid;
+	s->time = bpf_ktime_get_ns();
+	s->period = 0;
+	s->cpu = bpf_get_smp_processor_id();
+	s->flags = 0;
+	s->nr_kernel = 0;
+	s->nr_user = 0;
+	s->kind = PROFILE_KIND_USTACK;
+	s->state = 0;
+	s->__pad = 0;
+}
+
 /*
- * PROFILE_USTACK_DEFERRED, in the thread's own context as it returns to user space
- * (or exits): the user stack it blocked with, for the samples sent at its
- * switch-in.  Preemption stays off so that no other walk on this CPU shares the
- * slot.
+ * In the thread's own context as it returns to user space (or exits): the user
+ * stack it blocked with, for the samples sent at its switch-in.  Preemption stays
+ * off so that no other walk on this CPU shares the slot.  If the record is
+ * dropped, pa-record writes the samples waiting for it without it, after a
+ * second, and counts them.
  */
-static int offcpu_ustack_work(struct bpf_map *map __attribute__((unused)), __u32 *tid,
-			      struct offcpu_work *wk __attribute__((unused)))
+static __always_inline void send_ustack(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 slot = SLOT_USTACK;
 	struct profile_sample *s;
 
-	if (*tid != (__u32)id)
-		return 0;
 	bpf_preempt_disable();
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (s) {
-		s->pid = id >> 32;
-		s->tid = (__u32)id;
-		s->time = bpf_ktime_get_ns();
-		s->period = 0;
-		s->cpu = bpf_get_smp_processor_id();
-		s->flags = 0;
-		s->nr_kernel = 0;
-		s->kind = PROFILE_KIND_USTACK;
-		s->state = 0;
-		s->__pad = 0;
+		ustack_head(s, id >> 32, (__u32)id);
 		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK));
-		/* If dropped, pa-record writes the samples waiting for it without it,
-		 * after a second, and counts them. */
 		submit(s);
 	}
 	bpf_preempt_enable();
+}
+
+/*
+ * No user stack will come for the samples of tgid:tid held so far: an empty
+ * record releases them (each counted by pa-record as written without one).
+ */
+static __always_inline void send_no_ustack(__u32 tgid, __u32 tid)
+{
+	__u64 buf[PROFILE_SAMPLE_HDR_SIZE / sizeof(__u64)];
+	struct profile_sample *s = (struct profile_sample *)buf;
+
+	ustack_head(s, tgid, tid);
+	s->flags = PROFILE_F_USTACK_ERR;
+	count(PROFILE_LOST_USTACK, 1);
+	bpf_ringbuf_output(&events, buf, sizeof(buf), 0);
+}
+
+/* PROFILE_USTACK_TASK_WORK: the task_work's callback, as tid returns to user space. */
+static int offcpu_ustack_work(struct bpf_map *map __attribute__((unused)), __u32 *tid,
+			      struct offcpu_work *wk __attribute__((unused)))
+{
+	if (*tid == (__u32)bpf_get_current_pid_tgid())
+		send_ustack();
 	return 0;
 }
 
@@ -584,9 +633,30 @@ static __always_inline bool ustack_later(struct task_struct *next, __u32 tid)
 }
 
 /*
+ * PROFILE_USTACK_SYS_EXIT: next's user stack is to be taken at the exit of the
+ * system call it slept in, known by the user registers it entered the kernel with.
+ * A stack still pending for other registers is for a wait that went back to user
+ * space without a system call exit: it will not come.
+ */
+static __always_inline void ustack_at_sys_exit(struct offcpu_when *w, struct task_struct *next,
+					       __u32 tid)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(next);
+	__u64 sp = PT_REGS_SP_CORE(regs), ip = PT_REGS_IP_CORE(regs);
+
+	if (w->ustack_pending && (w->user_sp != sp || w->user_ip != ip))
+		send_no_ustack(next->tgid, tid);
+	if (!w->ustack_pending)
+		__sync_fetch_and_add(&ustacks_pending, 1);
+	w->user_sp = sp;
+	w->user_ip = ip;
+	w->ustack_pending = 1;
+}
+
+/*
  * tp_btf: the sample of w's stretch that ends now, as next (thread tid) comes
- * back: its kernel stack, and the user stack stashed at switch-out or taken by a
- * task_work when it returns to user space.
+ * back: its kernel stack, and the user stack stashed at switch-out or taken later
+ * as it returns to user space.
  */
 static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task_struct *next,
 					      __u32 tid, __u64 delta)
@@ -598,7 +668,7 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 	if (!out)
 		return;
 	out->flags = 0;
-	if (offcpu_ustack == PROFILE_USTACK_SWITCH_OUT) {
+	if (stashed_at_switch_out(w->state)) {
 		st = bpf_map_lookup_elem(&offcpu_stacks, &tid);
 		if (!st)
 			return;
@@ -616,11 +686,14 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 		nu = 0;
 	out->nr_kernel = nk;
 	out->nr_user = nu;
-	if (offcpu_ustack == PROFILE_USTACK_DEFERRED) {
+	if (offcpu_ustack == PROFILE_USTACK_TASK_WORK) {
 		if (ustack_later(next, tid))
 			out->flags |= PROFILE_F_USTACK_LATER;
 		else
 			count(PROFILE_LOST_USTACK, 1);
+	} else if (!st) {
+		ustack_at_sys_exit(w, next, tid);
+		out->flags |= PROFILE_F_USTACK_LATER;
 	}
 	if (!submit(out))
 		count(PROFILE_LOST_OFFCPU, 1);
@@ -694,6 +767,36 @@ int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 
 	offcpu_out(ctx, (bool)ctx->args[0], prev, (__u32)ctx->args[3], now, false);
 	offcpu_in(next, now, false);
+	return 0;
+}
+
+/*
+ * PROFILE_USTACK_SYS_EXIT: a thread whose sleep was emitted leaves the system call
+ * it slept in.  With the user registers it entered with, its user stack is the
+ * one it blocked with; with others it went back to user space some other way and
+ * has run since, and its held samples get no user stack.  Every system call on the
+ * machine passes here: while no thread has a stack pending, at the cost of one
+ * load.
+ */
+SEC("tp_btf/sys_exit")
+int on_sys_exit(__u64 *ctx)
+{
+	struct pt_regs *regs = (void *)ctx[0];
+	struct task_struct *cur;
+	struct offcpu_when *w;
+
+	if (!ustacks_pending)
+		return 0;
+	cur = bpf_get_current_task_btf();
+	w = bpf_task_storage_get(&offcpu_tasks, cur, NULL, 0);
+	if (!w || !w->ustack_pending)
+		return 0;
+	w->ustack_pending = 0;
+	__sync_fetch_and_sub(&ustacks_pending, 1);
+	if (PT_REGS_SP_CORE(regs) == w->user_sp && PT_REGS_IP_CORE(regs) == w->user_ip)
+		send_ustack();
+	else
+		send_no_ustack(cur->tgid, cur->pid);
 	return 0;
 }
 

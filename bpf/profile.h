@@ -37,8 +37,9 @@
  * thread blocked in the kernel returns to user space with the user stack it
  * blocked with, so the stack can wait until a stretch is known to be long enough.
  */
-#define PROFILE_USTACK_DEFERRED	  0 /* task_work at the return to user space (6.18+) */
-#define PROFILE_USTACK_SWITCH_OUT 1 /* walked at every switch-out */
+#define PROFILE_USTACK_TASK_WORK  0 /* task_work at the return to user space */
+#define PROFILE_USTACK_SYS_EXIT	  1 /* sleeps: at the system call's exit; others: switch-out */
+#define PROFILE_USTACK_SWITCH_OUT 2 /* walked at every switch-out */
 
 /*
  * profile_sample.state for off-CPU samples: why the thread left the CPU, from
@@ -56,7 +57,7 @@
 #define PROFILE_LOST_OFFCPU_MAP 2 /* switch-outs not tracked: offcpu_threads full */
 #define PROFILE_SHORT_OFFCPU	3 /* off-CPU stretches under offcpu_min_ns: count */
 #define PROFILE_SHORT_OFFCPU_NS 4 /* ... and their total ns */
-#define PROFILE_LOST_USTACK	5 /* deferred user stacks not scheduled (task_work) */
+#define PROFILE_LOST_USTACK	5 /* deferred user stacks not scheduled or not matching */
 #define PROFILE_UNTRACED_IN	6 /* stretches whose switch-in the tracepoint missed */
 #define PROFILE_LOST_NR		7
 

@@ -171,25 +171,61 @@ record_sleep() {
 	def=$("$PA_REPORT" -i def.data --event offcpu-time --no-children --sort state -g none)
 	all=$("$PA_REPORT" -i all.data --event offcpu-time --no-children --sort state -g none)
 	echo "$all"
-	! grep -qE '^ +[0-9.]+% +preempted' <<<"$def" || fail "preempted time recorded by default"
+	if grep -qE '^ +[0-9.]+% +preempted' <<<"$def"; then fail "preempted time recorded by default"; fi
 	grep -qE '^ +[0-9.]+% +preempted' <<<"$all" || fail "no preempted entry with --offcpu-state all"
 	[ "$(offcpu_ns all.data spinner)" -gt 0 ] || fail "no preempted time under spinner()"
 }
 
-# has_task_work: the running kernel has the kfuncs of the task_work method (6.18+).
-has_task_work() {
-	command -v bpftool >/dev/null &&
-		bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
-		grep -q "FUNC 'bpf_task_work_schedule_resume_impl'"
+# The off-CPU methods as pa-record -v names them, cheapest first (PA_RECORD_SWITCH).
+declare -gA method_name=(
+	[task-work]="tp_btf/sched_switch, user stacks from a task_work"
+	[sys-exit]="tp_btf/sched_switch, sleeps' user stacks at tp_btf/sys_exit"
+	[switch-out]="tp_btf/sched_switch, user stacks at switch-out"
+	[raw-tp]="raw_tp/sched_switch, stacks at switch-out"
+)
+
+# method_used: the off-CPU method pa-record -v reported in rec.err.
+method_used() {
+	sed -nE 's/^pa-record: off-CPU time from (.*)$/\1/p' rec.err
 }
 
-@test "offcpu: the user stack comes from a task_work where the kernel has one" {
+# use_method M: record_sleep with method M forced.  Skips, quoting the kernel's
+# words, only where pa-record reports that this kernel refused M; fails where it
+# used another method without saying why.
+use_method() {
+	local m=$1 why
+	PA_RECORD_SWITCH=$m record_sleep || return 1
+	why=$(grep -F "pa-record: off-CPU: ${method_name[$m]}" rec.err | grep -F refused | tail -1)
+	if [ "$(method_used)" != "${method_name[$m]}" ]; then
+		[ -n "$why" ] || fail "$m not used and not refused: $(method_used)" || return 1
+		skip "this kernel refuses the $m method: $(sed -E 's/.*refused \((.*)\); trying.*/\1/' <<<"$why")"
+	fi
+}
+
+@test "offcpu: pa-record uses the first method the kernel loads, and says why it passed the others" {
 	require_root
-	has_task_work || skip "this kernel has no bpf_task_work kfuncs (before 6.18)"
 	record_sleep
-	grep -q 'off-CPU time from tp_btf/sched_switch, user stacks from a task_work' rec.err ||
-		fail "task_work method not used: $(grep 'off-CPU time from' rec.err)"
-	! grep -q 'have no user stack' rec.err || fail "$(grep 'no user stack' rec.err)"
+	used=$(method_used)
+	[ -n "$used" ] || fail "pa-record -v did not say which method it used"
+	for m in task-work sys-exit switch-out raw-tp; do
+		[ "${method_name[$m]}" = "$used" ] && break
+		grep -F "pa-record: off-CPU: ${method_name[$m]}" rec.err | grep -qE 'refused \(.+\)' ||
+			fail "$m was passed over without a refusal: $(grep 'off-CPU' rec.err)"
+	done
+	[ "${method_name[$m]}" = "$used" ] || fail "unknown method reported: $used"
+}
+
+@test "offcpu: the user stack comes from a task_work where the kernel loads that method" {
+	require_root
+	use_method task-work
+	if grep -q 'have no user stack' rec.err; then fail "$(grep 'no user stack' rec.err)"; fi
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: sleeps' user stacks taken at the system call's exit record the same sleep" {
+	require_root
+	use_method sys-exit
+	if grep -q 'have no user stack' rec.err; then fail "$(grep 'no user stack' rec.err)"; fi
 	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
 }
 
@@ -217,11 +253,15 @@ untraced_count() {
 	echo "${n:-0}"
 }
 
-@test "offcpu: a switch-in the tracepoint missed still ends its stretch, time kept (task_work)" {
+@test "offcpu: a switch-in the tracepoint missed still ends its stretch, time kept (deferred stacks)" {
 	require_root
 	require_perf
-	has_task_work || skip "this kernel has no bpf_task_work kfuncs (before 6.18)"
+	# The cheapest method this kernel loads, task-work or sys-exit, defers the stack.
 	PA_RECORD_SKIP_SWITCH_IN=3 record_sleep
+	case $(method_used) in
+	"${method_name[task-work]}" | "${method_name[sys-exit]}") ;;
+	*) skip "this kernel loads no method that defers user stacks: $(method_used)" ;;
+	esac
 	[ "$(untraced_count)" -ge 3 ] || fail "only $(untraced_count) switch-ins were skipped"
 	# The stacks of those stretches are gone (time under [unknown]): sum by thread,
 	# the sleeper being the thread with the most off-CPU samples.
@@ -302,7 +342,7 @@ untraced_count() {
 	require_root
 	record_sleep --no-cpu
 	out=$("$PA_REPORT" -i p.data --no-children --sort sym -g none)
-	! grep -q "of event 'cpu-clock'" <<<"$out" || fail "cpu-clock samples with --no-cpu"
+	if grep -q "of event 'cpu-clock'" <<<"$out"; then fail "cpu-clock samples with --no-cpu"; fi
 	grep -q "of event 'offcpu-time'" <<<"$out" || fail "no offcpu-time event"
 	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
 }

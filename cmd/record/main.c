@@ -300,13 +300,20 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	}
 	env = getenv("PA_RECORD_SWITCH");
 	if (env && *env) {
-		static const char *const names[] = {"task-work", "switch-out", "raw-tp"};
+		static const char *const names[REC_SWITCH_NR] = {
+			[REC_SWITCH_TASK_WORK] = "task-work",
+			[REC_SWITCH_SYS_EXIT] = "sys-exit",
+			[REC_SWITCH_SWITCH_OUT] = "switch-out",
+			[REC_SWITCH_RAW_TP] = "raw-tp",
+		};
 		size_t i;
 
-		for (i = 0; i < sizeof(names) / sizeof(names[0]) && strcmp(env, names[i]); i++)
+		for (i = 0; i < REC_SWITCH_NR && strcmp(env, names[i]); i++)
 			;
-		if (i == sizeof(names) / sizeof(names[0])) {
-			pa_err("PA_RECORD_SWITCH=%s: unknown; use task-work, switch-out or raw-tp",
+		if (i == REC_SWITCH_NR) {
+			pa_err("PA_RECORD_SWITCH=%s: unknown; use task-work, sys-exit, switch-out "
+			       "or "
+			       "raw-tp",
 			       env);
 			return -EINVAL;
 		}
@@ -477,13 +484,15 @@ static void summary(struct rec_session *s)
 	/* A few are expected: threads that stop or die before returning to user space. */
 	if (s->off_no_ustack && (s->opts.verbose || s->off_no_ustack * 100 > s->off_samples))
 		pa_warn("%llu off-CPU samples have no user stack (the thread did not return to "
-			"user space before it exited or the recording stopped)",
+			"user space before it exited or the recording stopped, or returned "
+			"without leaving the system call it slept in)",
 			(unsigned long long)s->off_no_ustack);
 	if (s->off_untraced_in && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches ended by a switch-in the sched_switch tracepoint "
 			"did not report; timed to the thread's last arrival on a CPU%s",
 			(unsigned long long)s->off_untraced_in,
-			s->switch_method == REC_SWITCH_TASK_WORK ? ", without a stack" : "");
+			s->switch_method <= REC_SWITCH_SYS_EXIT ? ", some without a user stack"
+								: "");
 	if (s->opts.offcpu && s->off_short && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
 			(unsigned long long)s->off_short, s->off_short_ns / 1e9);

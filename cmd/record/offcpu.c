@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Off-CPU samples whose user stack comes later.  With the task_work method the BPF
- * side sends a stretch at switch-in with its kernel stack only (flag
- * PROFILE_F_USTACK_LATER) and, when the thread returns to user space, one
- * PROFILE_KIND_USTACK record with the user stack it blocked with.  The samples are
+ * Off-CPU samples whose user stack comes later.  With the task_work and sys_exit
+ * methods the BPF side sends a stretch at switch-in with its kernel stack only
+ * (flag PROFILE_F_USTACK_LATER) and, when the thread returns to user space, one
+ * PROFILE_KIND_USTACK record with the user stack it blocked with (or none, when
+ * it knows that stack is gone).  The samples are
  * held here until then, and written whole.
  *
  * A thread can block more than once in one system call, so one user stack may
@@ -73,7 +74,8 @@ int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, si
 			link = &(*link)->next;
 			continue;
 		}
-		err = release(s, link, us->ips, nu);
+		/* An empty stack: the BPF side knows none will come for these. */
+		err = release(s, link, nu ? us->ips : NULL, nu);
 		if (err)
 			return err;
 	}

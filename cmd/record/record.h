@@ -26,13 +26,15 @@ struct pd_writer;
 struct rec_unwind;
 
 /*
- * How off-CPU time is taken, best first; each falls back to the next where the
- * kernel lacks what it needs.
+ * How off-CPU time is taken, cheapest first; each falls back to the next where the
+ * kernel refuses to load it.
  */
 enum rec_switch_method {
-	REC_SWITCH_TASK_WORK,  /* tp_btf; user stack from a task_work at return to user (6.18+) */
+	REC_SWITCH_TASK_WORK,  /* tp_btf; user stack from a task_work at return to user */
+	REC_SWITCH_SYS_EXIT,   /* tp_btf; sleeps' user stack at the system call's exit */
 	REC_SWITCH_SWITCH_OUT, /* tp_btf; user stack walked at every switch-out */
 	REC_SWITCH_RAW_TP,     /* raw_tp; both stacks walked at every switch-out */
+	REC_SWITCH_NR,
 };
 
 struct rec_opts {
@@ -141,6 +143,7 @@ struct rec_session {
 	int switch_method;		 /* REC_SWITCH_* in use */
 	bool open_waits;		 /* offcpu_open loaded: stretches open at the end */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
+	struct bpf_link *sys_exit_link;	 /* sys_exit, REC_SWITCH_SYS_EXIT only */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
 	struct rec_unwind *uw; /* CFI walker's tables, NULL with --unwind fp */

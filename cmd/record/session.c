@@ -23,16 +23,66 @@
 
 /*
  * libbpf's print callback takes no user pointer, so what it needs lives here:
- * whether -v was given, and the last warning, quoted when loading fails.
+ * whether -v was given, the last warning, quoted when loading fails, and from the
+ * last verifier log the program it refused and why.
  */
 static int libbpf_verbose;
 static char libbpf_last[256];
+static char refused_prog[64];
+static char refused_why[256];
+
+/*
+ * The verifier's reason in its log: the first of the lines just before its
+ * closing statistics ("processed N insns") that is not an instruction or a state.
+ */
+static void keep_refusal(const char *log)
+{
+	const char *lines[8], *p = log, *nl;
+	int n = 0, i, first = -1;
+
+	if (sscanf(log, "prog '%63[^']'", refused_prog) != 1)
+		refused_prog[0] = '\0';
+	refused_why[0] = '\0';
+	for (; *p && strncmp(p, "processed ", 10); p = nl + 1) {
+		lines[n++ % 8] = p;
+		nl = strchr(p, '\n');
+		if (!nl)
+			return;
+	}
+	for (i = n - 1; i >= 0 && i >= n - 8; i--) {
+		const char *l = lines[i % 8];
+
+		if ((*l >= '0' && *l <= '9') || *l == ';' || *l == '\n' ||
+		    !strncmp(l, "verification time", 17) || !strncmp(l, "stack depth", 11)) {
+			if (first >= 0)
+				break;
+			continue;
+		}
+		first = i;
+	}
+	if (first >= 0) {
+		const char *l = lines[first % 8];
+
+		snprintf(refused_why, sizeof(refused_why), "%.*s", (int)strcspn(l, "\n"), l);
+	}
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[sizeof(libbpf_last)];
 	size_t n;
 
+	if (level == LIBBPF_WARN && strstr(fmt, "BEGIN PROG LOAD LOG")) {
+		char *log;
+		va_list aq;
+
+		va_copy(aq, ap);
+		if (vasprintf(&log, fmt, aq) >= 0) {
+			keep_refusal(strncmp(log, "libbpf: ", 8) ? log : log + 8);
+			free(log);
+		}
+		va_end(aq);
+	}
 	if (libbpf_verbose > (level == LIBBPF_DEBUG))
 		return vfprintf(stderr, fmt, ap);
 	if (level != LIBBPF_WARN)
@@ -122,29 +172,15 @@ int rec_cpus_init(struct rec_session *s)
 	return 0;
 }
 
-static const char *const switch_names[] = {
+static const char *const switch_names[REC_SWITCH_NR] = {
 	[REC_SWITCH_TASK_WORK] = "tp_btf/sched_switch, user stacks from a task_work",
+	[REC_SWITCH_SYS_EXIT] = "tp_btf/sched_switch, sleeps' user stacks at tp_btf/sys_exit",
 	[REC_SWITCH_SWITCH_OUT] = "tp_btf/sched_switch, user stacks at switch-out",
 	[REC_SWITCH_RAW_TP] = "raw_tp/sched_switch, stacks at switch-out",
 };
 
 /* --offcpu-min under which REC_SWITCH_SWITCH_OUT is the default. */
 #define DEFER_MIN_NS 100000ULL
-
-/* The kfuncs of REC_SWITCH_TASK_WORK are in the running kernel (6.18+). */
-static bool kernel_has_task_work(void)
-{
-	static const char *const kfuncs[] = {"bpf_task_work_schedule_resume_impl",
-					     "bpf_preempt_disable", "bpf_preempt_enable"};
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok = btf != NULL;
-	size_t i;
-
-	for (i = 0; ok && i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
-		ok = btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok;
-}
 
 /*
  * Open the skeleton and set everything that must be fixed before load: off-CPU
@@ -171,8 +207,9 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	skel->rodata->offcpu_states = o->offcpu_states;
-	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK ? PROFILE_USTACK_DEFERRED
-								     : PROFILE_USTACK_SWITCH_OUT;
+	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK  ? PROFILE_USTACK_TASK_WORK
+				      : method == REC_SWITCH_SYS_EXIT ? PROFILE_USTACK_SYS_EXIT
+								      : PROFILE_USTACK_SWITCH_OUT;
 	skel->rodata->offcpu_by_tid = raw_tp;
 	skel->rodata->skip_switch_in = o->skip_switch_in;
 
@@ -201,10 +238,13 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoload(skel->progs.on_sample, !o->no_cpu);
 	bpf_program__set_autoload(skel->progs.on_switch_btf, o->offcpu && !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
+	bpf_program__set_autoload(skel->progs.on_sys_exit,
+				  o->offcpu && method == REC_SWITCH_SYS_EXIT);
 	bpf_program__set_autoload(skel->progs.offcpu_open, o->offcpu && open_waits);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
+	bpf_program__set_autoattach(skel->progs.on_sys_exit, false);
 	rec_unwind_configure(s);
 	return 0;
 }
@@ -226,30 +266,30 @@ int rec_bpf_open_load(struct rec_session *s)
 	if (method < 0)
 		method = s->opts.offcpu_min_ns < DEFER_MIN_NS ? REC_SWITCH_SWITCH_OUT
 							      : REC_SWITCH_TASK_WORK;
-	if (s->opts.offcpu && method == REC_SWITCH_TASK_WORK && !kernel_has_task_work())
-		method = REC_SWITCH_SWITCH_OUT;
 	for (;;) {
+		refused_prog[0] = refused_why[0] = '\0';
 		err = bpf_open(s, method, open_waits);
 		if (err)
 			return err;
 		err = profile_bpf__load(s->skel);
 		if (!err || !s->opts.offcpu || (method == REC_SWITCH_RAW_TP && !open_waits))
 			break;
-		/* Kernels without sleepable iterators or BTF tracepoints (or a verifier
-		 * that rejects a program there): each method without the iterator,
-		 * then the next method. */
+		/* Chosen by what loads: a kernel without the kfunc, program type or
+		 * verifier support of a method refuses it, and the next way is tried. */
 		if (s->opts.verbose)
-			pa_warn("%s%s failed to load (%s); trying the next way",
+			pa_info("off-CPU: %s%s refused (%s%s%s); trying the next way",
 				switch_names[method], open_waits ? ", iterator at the end" : "",
-				strerror(-err));
+				refused_prog[0] ? refused_prog : strerror(-err),
+				refused_why[0] ? ": " : "", refused_why);
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
-		if (open_waits) {
+		/* The iterator refused (no sleepable iterators): the same method without it. */
+		if (open_waits && (!refused_prog[0] || !strcmp(refused_prog, "offcpu_open")))
 			open_waits = false;
-		} else {
+		else if (method < REC_SWITCH_RAW_TP)
 			method++;
-			open_waits = true;
-		}
+		else
+			open_waits = false;
 	}
 	if (err) {
 		pa_err("cannot load the BPF program: %s (%s); run with -v for the verifier log",
@@ -409,6 +449,17 @@ int rec_events_enable(struct rec_session *s)
 		}
 	if (s->opts.offcpu) {
 		s->skel->bss->offcpu_start_ns = pa_now_ns();
+		/* Before sched_switch: every stack it leaves pending has its exit seen. */
+		if (s->switch_method == REC_SWITCH_SYS_EXIT) {
+			s->sys_exit_link = bpf_program__attach(s->skel->progs.on_sys_exit);
+			if (!s->sys_exit_link) {
+				err = -errno;
+				pa_err("cannot attach to the sys_exit tracepoint: %s (%s)",
+				       strerror(-err),
+				       libbpf_last[0] ? libbpf_last : "no libbpf message");
+				return err;
+			}
+		}
 		s->switch_link = bpf_program__attach(s->switch_prog);
 		if (!s->switch_link) {
 			err = -errno;
@@ -481,6 +532,8 @@ void rec_session_teardown(struct rec_session *s)
 	s->cpu_by_nr = NULL;
 	bpf_link__destroy(s->switch_link);
 	s->switch_link = NULL;
+	bpf_link__destroy(s->sys_exit_link);
+	s->sys_exit_link = NULL;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	rec_unwind_free(s);
