@@ -22,6 +22,8 @@
 #define RBUF_SIZE	 (256 * 1024)
 #define MAX_FEATURE_SIZE (64ULL << 20)
 #define MAX_ATTRS	 65536
+#define MAX_ATTR_SIZE	 4096	   /* perf_event_attr is 136 bytes in 6.x; room to grow */
+#define MAX_IDS		 (1 << 21) /* per event: one per CPU and thread it was opened on */
 
 /* PERFFILE, perf's pre-2010 magic, and PERFILE2 written big endian. */
 #define PERF_MAGIC1	    0x454c494652455050ULL
@@ -43,9 +45,10 @@ struct pd_reader {
 	size_t start, end; /* unread bytes are buf[start, end) */
 	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
 	struct pd_evsel **evsels;
-	size_t nr_evsels;
-	struct id_ent *idmap;
-	size_t nr_idmap;
+	size_t nr_evsels, cap_evsels;
+	struct id_ent *idmap; /* sorted on first lookup after an event was added */
+	size_t nr_idmap, cap_idmap;
+	bool idmap_sorted;
 	uint64_t nr_unknown_id;
 	struct pd_rfeat feat;
 	bool ordered, eof;
@@ -84,29 +87,52 @@ static int cmp_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The capacity that holds n more than nr: cap, or doubled from it until it does. */
+static size_t grown(size_t nr, size_t cap, size_t n)
+{
+	size_t c = cap ? cap : 16;
+
+	while (c - nr < n)
+		c *= 2;
+	return c;
+}
+
+/*
+ * Events arrive one by one (thousands in a file, one record each in a pipe): the arrays
+ * grow geometrically and the id map is sorted once, at the next lookup, not per event.
+ */
 static int add_evsel(struct pd_reader *r, const void *attr, size_t attr_size, const uint64_t *ids,
 		     size_t nr_ids)
 {
+	size_t cap_e = grown(r->nr_evsels, r->cap_evsels, 1);
+	size_t cap_m = grown(r->nr_idmap, r->cap_idmap, nr_ids);
 	struct pd_evsel *e, **v;
 	struct id_ent *m;
 
 	if (r->nr_evsels >= MAX_ATTRS)
 		return fail(r, -EINVAL, "more than %d events", MAX_ATTRS);
-	v = realloc(r->evsels, (r->nr_evsels + 1) * sizeof(*v));
-	if (!v)
-		return fail(r, -ENOMEM, "out of memory");
-	r->evsels = v;
+	if (cap_e != r->cap_evsels) {
+		v = realloc(r->evsels, cap_e * sizeof(*v));
+		if (!v)
+			return fail(r, -ENOMEM, "out of memory");
+		r->evsels = v;
+		r->cap_evsels = cap_e;
+	}
+	if (cap_m != r->cap_idmap) {
+		m = realloc(r->idmap, cap_m * sizeof(*m));
+		if (!m)
+			return fail(r, -ENOMEM, "out of memory");
+		r->idmap = m;
+		r->cap_idmap = cap_m;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return fail(r, -ENOMEM, "out of memory");
 	memcpy(&e->attr, attr, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
 	e->attr.size = sizeof(e->attr);
 	e->ids = malloc((nr_ids ? nr_ids : 1) * 8);
-	m = realloc(r->idmap, (r->nr_idmap + nr_ids) * sizeof(*m) + 1);
-	if (m)
-		r->idmap = m;
 	e->name = pd_default_evname(&e->attr);
-	if (!e->ids || !m || !e->name) {
+	if (!e->ids || !e->name) {
 		free(e->ids);
 		free(e->name);
 		free(e);
@@ -118,7 +144,8 @@ static int add_evsel(struct pd_reader *r, const void *attr, size_t attr_size, co
 	r->evsels[r->nr_evsels++] = e;
 	for (size_t i = 0; i < nr_ids; i++)
 		r->idmap[r->nr_idmap++] = (struct id_ent){ids[i], e->idx};
-	qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), cmp_id);
+	if (nr_ids)
+		r->idmap_sorted = false;
 	return 0;
 }
 
@@ -158,18 +185,26 @@ static int pread_exact(struct pd_reader *r, void *p, size_t len, uint64_t off, c
 	return 0;
 }
 
-static int read_attrs(struct pd_reader *r, const struct perf_file_header *h)
+/*
+ * The attrs and their id lists.  perf writes each event's ids once, so together they fit
+ * in the file: lists that add up to more (many events pointing at one big list) would
+ * cost time and memory quadratic in the file's size, and are refused.
+ */
+static int read_attrs(struct pd_reader *r, const struct perf_file_header *h, uint64_t file_size)
 {
-	uint64_t n = h->attrs.size / h->attr_size;
-	size_t asz = h->attr_size - sizeof(struct perf_file_section);
+	uint64_t n, ids_total = 0;
+	size_t asz;
 	uint8_t *a = NULL;
 	uint64_t *ids = NULL;
 	int err = 0;
 
+	/* attr_size is a divisor below: checked before any use. */
 	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct perf_file_section) ||
-	    h->attr_size > 4096 || h->attr_size % 8)
+	    h->attr_size > MAX_ATTR_SIZE + sizeof(struct perf_file_section) || h->attr_size % 8)
 		return fail(r, -EINVAL, "unsupported attr_size %llu in header",
 			    (unsigned long long)h->attr_size);
+	n = h->attrs.size / h->attr_size;
+	asz = h->attr_size - sizeof(struct perf_file_section);
 	if (h->attrs.size % h->attr_size || n > MAX_ATTRS)
 		return fail(r, -EINVAL, "bad attrs section size %llu",
 			    (unsigned long long)h->attrs.size);
@@ -186,8 +221,16 @@ static int read_attrs(struct pd_reader *r, const struct perf_file_header *h)
 		if (err)
 			break;
 		memcpy(&ids_sec, a + asz, sizeof(ids_sec));
-		if (ids_sec.size % 8 || ids_sec.size > (1 << 24)) {
+		if (ids_sec.size % 8 || ids_sec.size / 8 > MAX_IDS) {
 			err = fail(r, -EINVAL, "bad id list of event %llu", (unsigned long long)i);
+			break;
+		}
+		ids_total += ids_sec.size;
+		if (ids_total > file_size) {
+			err = fail(r, -EINVAL,
+				   "id lists of events 0-%llu add up to more than the file (%llu "
+				   "bytes): shared or overlapping",
+				   (unsigned long long)i, (unsigned long long)file_size);
 			break;
 		}
 		free(ids);
@@ -257,7 +300,7 @@ static int open_file_mode(struct pd_reader *r, struct perf_file_header *h)
 			    "truncated data section (file is %llu bytes, header says %llu)",
 			    (unsigned long long)st.st_size,
 			    (unsigned long long)(h->data.offset + h->data.size));
-	err = read_attrs(r, h);
+	err = read_attrs(r, h, (uint64_t)st.st_size);
 	if (!err)
 		err = read_features(r, h);
 	if (err)
@@ -400,8 +443,10 @@ static int pipe_attr(struct pd_reader *r, const struct perf_event_header *h)
 	memcpy(&asz, p + offsetof(struct perf_event_attr, size), 4);
 	if (!asz)
 		asz = PERF_ATTR_SIZE_VER0;
-	if (asz < PERF_ATTR_SIZE_VER0 || asz > body)
-		return fail(r, -EINVAL, "HEADER_ATTR with bad attr size %u", asz);
+	/* The ids follow the attr: u64s at an 8-aligned offset. */
+	if (asz < PERF_ATTR_SIZE_VER0 || asz > MAX_ATTR_SIZE || asz % 8 || asz > body)
+		return fail(r, -EINVAL, "HEADER_ATTR with bad attr size %u (record of %u bytes)",
+			    asz, h->size);
 	nr = (body - asz) / 8;
 	memcpy(ids, p + asz, nr * 8);
 	return add_evsel(r, p, asz, ids, nr);
@@ -644,12 +689,19 @@ const struct pd_evsel *pd_reader_evsel(const struct pd_reader *r, size_t idx)
 	return idx < r->nr_evsels ? r->evsels[idx] : NULL;
 }
 
-const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *r, uint64_t id)
+const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *cr, uint64_t id)
 {
+	/* Sorting the map is a cache update, not a change a caller can see; no reader is a
+	 * const object, so writing through the cast is defined. */
+	struct pd_reader *r = (struct pd_reader *)cr;
 	size_t lo = 0, hi = r->nr_idmap;
 
 	if (r->nr_evsels == 1)
 		return r->evsels[0];
+	if (!r->idmap_sorted && r->nr_idmap) {
+		qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), cmp_id);
+		r->idmap_sorted = true;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pd_read.h"
@@ -836,6 +837,177 @@ static void test_reads_perf_record(void)
 	}
 }
 
+/*
+ * A file-mode perf.data of nr attrs (attr_size bytes each), the i-th with the id list
+ * ids_of(i) gives (offset 0: the shared list of nr_shared ids after the attrs), and an
+ * empty data section.  Returns 0 or -1.
+ */
+static int write_attrs_file(const char *path, uint64_t attr_size, uint64_t nr, uint64_t nr_shared,
+			    bool distinct)
+{
+	struct perf_file_header h = {.magic = PERF_MAGIC2, .size = sizeof(h)};
+	uint64_t ids_off = sizeof(h) + nr * sizeof(struct perf_file_attr);
+	uint64_t nr_ids = distinct ? nr : nr_shared;
+	struct perf_file_attr *a = calloc(nr ? nr : 1, sizeof(*a));
+	uint64_t *ids = calloc(nr_ids ? nr_ids : 1, 8);
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	h.attr_size = attr_size;
+	h.attrs = (struct perf_file_section){sizeof(h), nr * sizeof(*a)};
+	h.data = (struct perf_file_section){ids_off + nr_ids * 8, 0};
+	for (uint64_t i = 0; i < nr; i++) {
+		a[i].attr = mkattr(PERF_TYPE_SOFTWARE, 0, 0);
+		a[i].ids = distinct ? (struct perf_file_section){ids_off + i * 8, 8}
+				    : (struct perf_file_section){ids_off, nr_shared * 8};
+	}
+	for (uint64_t i = 0; i < nr_ids; i++)
+		ids[i] = 1000 + i;
+	ok = f && a && ids && fwrite(&h, sizeof(h), 1, f) == 1 &&
+	     fwrite(a, sizeof(*a), nr, f) == nr && fwrite(ids, 8, nr_ids, f) == nr_ids;
+	if (f && fclose(f))
+		ok = 0;
+	free(a);
+	free(ids);
+	return ok ? 0 : -1;
+}
+
+/* attr_size 0 in the header used to divide by zero (SIGFPE) before it was checked. */
+static void test_header_attr_size_checked_first(void)
+{
+	const uint64_t sizes[] = {0, 8, 1ull << 40, sizeof(struct perf_file_attr) + 4};
+	char path[300], err[256];
+	int nrec;
+
+	snprintf(path, sizeof(path), "%s/attr_size.data", dir);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK(write_attrs_file(path, sizes[i], 1, 1, true) == 0);
+		err[0] = 0;
+		CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+		CHECK(strstr(err, "unsupported attr_size") != NULL);
+		check_one_line(err);
+	}
+	CHECK(write_attrs_file(path, sizeof(struct perf_file_attr), 1, 1, true) == 0);
+	CHECK(read_all(path, err, sizeof(err), &nrec) == 0);
+}
+
+/* Pipe mode: a HEADER_ATTR whose attr.size is absurd or leaves the ids unaligned. */
+static void test_pipe_attr_size_checked(void)
+{
+	const uint32_t sizes[] = {65000, 4104, 132, 60};
+	char path[300], err[256];
+	static uint64_t rec[65536 / 8];
+	struct perf_pipe_file_header ph = {PERF_MAGIC2, sizeof(ph)};
+	struct perf_event_header *h = (void *)rec;
+	struct perf_event_attr *a = (void *)(h + 1);
+	int nrec;
+
+	snprintf(path, sizeof(path), "%s/pipe_attr.data", dir);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		FILE *f = fopen(path, "w");
+
+		memset(rec, 0, sizeof(rec));
+		*a = mkattr(PERF_TYPE_SOFTWARE, 0, 0);
+		a->size = sizes[i];
+		h->type = PERF_RECORD_HEADER_ATTR;
+		h->size = sizeof(*h) + (sizes[i] > sizeof(*a) ? sizes[i] : sizeof(*a)) + 8;
+		h->size &= ~7;
+		CHECK(f && fwrite(&ph, sizeof(ph), 1, f) == 1 && fwrite(rec, h->size, 1, f) == 1);
+		if (f)
+			fclose(f);
+		err[0] = 0;
+		CHECK(read_all(path, err, sizeof(err), &nrec) < 0);
+		CHECK(strstr(err, "HEADER_ATTR with bad attr size") != NULL);
+		check_one_line(err);
+		if (unit_cur_failed) {
+			printf("#   attr.size %u: %s\n", sizes[i], err);
+			return;
+		}
+	}
+}
+
+/*
+ * Open path in a child limited to 1 GiB of address space and 20 s: 0 when pd_reader_open
+ * failed with want in its message (want NULL: succeeded and every attr i has id 1000 + i),
+ * the signal that killed it, or 1.  What it took goes to *secs.
+ */
+static int open_limited(const char *path, const char *want, uint64_t nr, double *secs)
+{
+	struct timespec t0, t1;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {1ull << 30, 1ull << 30};
+		char err[256] = "";
+		struct pd_reader *r;
+		int ok;
+
+		setrlimit(RLIMIT_AS, &lim);
+		alarm(20);
+		r = pd_reader_open(path, err, sizeof(err));
+		ok = want ? !r && strstr(err, want) : r != NULL;
+		if (!ok || !r) {
+			if (!ok)
+				printf("#   pd_reader_open: %s\n", r ? "(opened)" : err);
+			fflush(stdout);
+			_exit(!ok);
+		}
+		ok = pd_reader_nr_evsel(r) == nr;
+		if (!ok)
+			printf("#   %zu events, not %llu\n", pd_reader_nr_evsel(r),
+			       (unsigned long long)nr);
+		for (uint64_t i = 0; ok && i < nr; i += 997)
+			ok = pd_reader_evsel_by_id(r, 1000 + i) == pd_reader_evsel(r, i);
+		ok = ok && pd_reader_evsel_by_id(r, 1000 + nr) == NULL;
+		pd_reader_close(r);
+		fflush(stdout);
+		_exit(ok ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	return WEXITSTATUS(status) ? 1 : 0;
+}
+
+/*
+ * 20000 attrs all pointing at one list of 128Ki ids: each list used to be read, copied
+ * and merged into a re-sorted id map per attr (~20 GiB, hours); now refused at once as
+ * more id bytes than the file holds.  65536 attrs with one id each: one sort, not 65536.
+ */
+static void test_many_attrs_linear(void)
+{
+	char path[300];
+	double secs = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/shared_ids.data", dir);
+	CHECK(write_attrs_file(path, sizeof(struct perf_file_attr), 20000, 128 * 1024, false) == 0);
+	rc = open_limited(path, "add up to more than the file", 0, &secs);
+	if (rc > 1)
+		printf("#   shared ids: killed by signal %d after %.1f s\n", rc, secs);
+	CHECK(rc == 0);
+	CHECK(secs < 5);
+
+	snprintf(path, sizeof(path), "%s/many_attrs.data", dir);
+	CHECK(write_attrs_file(path, sizeof(struct perf_file_attr), 65536, 0, true) == 0);
+	rc = open_limited(path, NULL, 65536, &secs);
+	if (rc > 1)
+		printf("#   65536 attrs: killed by signal %d after %.1f s\n", rc, secs);
+	CHECK(rc == 0);
+	CHECK(secs < 5);
+	printf("#   65536 attrs read in %.2f s\n", secs);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/shared_ids.data", dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	dl_iterate_phdr(note_cb, NULL);
@@ -858,6 +1030,9 @@ int main(void)
 	RUN(test_writer_rejects);
 	RUN(test_perf_reads_ours);
 	RUN(test_reads_perf_record);
+	RUN(test_header_attr_size_checked_first);
+	RUN(test_pipe_attr_size_checked);
+	RUN(test_many_attrs_linear);
 	if (getenv("PA_TEST_KEEP")) {
 		printf("# kept %s\n", dir);
 	} else {
