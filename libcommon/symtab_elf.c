@@ -402,28 +402,41 @@ static int load_debug(struct elf_ctx *c, const char *debug)
 
 /*
  * Inflate an xz stream (MiniDebugInfo) into a malloc'ed buffer.  0 with *out, *outlen
- * set, or -errno (-EBADMSG for a corrupt stream).
+ * set, or -errno (-EBADMSG for a corrupt stream, -EFBIG past MINIDEBUG_MAX).  The
+ * buffer starts small and doubles as output arrives: nothing is sized from inlen, which
+ * says nothing about what the stream inflates to.
  */
 static int xz_inflate(const void *in, size_t inlen, void **out, size_t *outlen)
 {
 	lzma_stream strm = LZMA_STREAM_INIT;
-	size_t cap = inlen * 4 > 65536 ? inlen * 4 : 65536;
 	uint8_t *buf = NULL, *nb;
+	size_t cap = 0, ncap;
 	lzma_ret ret;
 	int err = 0;
 
 	if (lzma_stream_decoder(&strm, MINIDEBUG_MAX, 0) != LZMA_OK)
 		return -ENOMEM;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
 	strm.next_in = in;
 	strm.avail_in = inlen;
-	strm.next_out = buf;
-	strm.avail_out = cap;
 	for (;;) {
+		if (!strm.avail_out) {
+			if (cap >= MINIDEBUG_MAX) {
+				err = -EFBIG;
+				goto out;
+			}
+			ncap = cap ? 2 * cap : 65536;
+			if (ncap > MINIDEBUG_MAX)
+				ncap = MINIDEBUG_MAX;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			strm.next_out = buf + cap;
+			strm.avail_out = ncap - cap;
+			cap = ncap;
+		}
 		ret = lzma_code(&strm, LZMA_FINISH);
 		if (ret == LZMA_STREAM_END)
 			break;
@@ -436,19 +449,6 @@ static int xz_inflate(const void *in, size_t inlen, void **out, size_t *outlen)
 			err = -EBADMSG; /* input ended before the stream did */
 			goto out;
 		}
-		if (cap >= MINIDEBUG_MAX) {
-			err = -EFBIG;
-			goto out;
-		}
-		nb = realloc(buf, cap * 2);
-		if (!nb) {
-			err = -ENOMEM;
-			goto out;
-		}
-		buf = nb;
-		strm.next_out = buf + cap;
-		strm.avail_out = cap;
-		cap *= 2;
 	}
 	*out = buf;
 	*outlen = strm.total_out;

@@ -4,11 +4,17 @@
  * debug file under a .build-id tree and through .gnu_debuglink, and wrong candidates
  * (other build-id, bad CRC, corrupt xz) are refused without breaking the load.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "debug_fixture.h"
 #include "debuginfo.h"
@@ -133,6 +139,114 @@ static void test_offline_never_asks(void)
 	dbg_free(f);
 }
 
+/*
+ * A minimal x86-64 ELF file: one function "f" at 0x1000 in .symtab, and a .gnu_debugdata
+ * section of size bytes of zeros (not xz), left sparse so the file costs no disk.  0 or -1.
+ */
+static int write_debugdata_elf(const char *path, uint64_t size)
+{
+	static const char shnames[] = "\0.text\0.symtab\0.strtab\0.gnu_debugdata\0.shstrtab";
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Shdr sh[6];
+		Elf64_Sym sym[2];
+		char strtab[4];
+		char shnames[sizeof(shnames)];
+	} f = {0};
+	const uint64_t data_off = 4096;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int ok;
+
+	memcpy(f.eh.e_ident, ELFMAG, SELFMAG);
+	f.eh.e_ident[EI_CLASS] = ELFCLASS64;
+	f.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	f.eh.e_ident[EI_VERSION] = EV_CURRENT;
+	f.eh.e_type = ET_DYN;
+	f.eh.e_machine = EM_X86_64;
+	f.eh.e_version = EV_CURRENT;
+	f.eh.e_ehsize = sizeof(f.eh);
+	f.eh.e_shoff = offsetof(typeof(f), sh);
+	f.eh.e_shentsize = sizeof(Elf64_Shdr);
+	f.eh.e_shnum = 6;
+	f.eh.e_shstrndx = 5;
+	f.sh[1] = (Elf64_Shdr){.sh_name = 1,
+			       .sh_type = SHT_NOBITS,
+			       .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			       .sh_addr = 0x1000,
+			       .sh_offset = data_off,
+			       .sh_size = 0x100,
+			       .sh_addralign = 16};
+	f.sh[2] = (Elf64_Shdr){.sh_name = 7,
+			       .sh_type = SHT_SYMTAB,
+			       .sh_offset = offsetof(typeof(f), sym),
+			       .sh_size = sizeof(f.sym),
+			       .sh_link = 3,
+			       .sh_info = 1,
+			       .sh_addralign = 8,
+			       .sh_entsize = sizeof(Elf64_Sym)};
+	f.sh[3] = (Elf64_Shdr){.sh_name = 15,
+			       .sh_type = SHT_STRTAB,
+			       .sh_offset = offsetof(typeof(f), strtab),
+			       .sh_size = sizeof(f.strtab),
+			       .sh_addralign = 1};
+	f.sh[4] = (Elf64_Shdr){.sh_name = 23,
+			       .sh_type = SHT_PROGBITS,
+			       .sh_offset = data_off,
+			       .sh_size = size,
+			       .sh_addralign = 1};
+	f.sh[5] = (Elf64_Shdr){.sh_name = 38,
+			       .sh_type = SHT_STRTAB,
+			       .sh_offset = offsetof(typeof(f), shnames),
+			       .sh_size = sizeof(shnames),
+			       .sh_addralign = 1};
+	f.sym[1] = (Elf64_Sym){.st_name = 1,
+			       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1,
+			       .st_value = 0x1000,
+			       .st_size = 0x10};
+	memcpy(f.strtab, "\0f", 3);
+	memcpy(f.shnames, shnames, sizeof(shnames));
+	ok = fd >= 0 && write(fd, &f, sizeof(f)) == (ssize_t)sizeof(f) &&
+	     ftruncate(fd, (off_t)(data_off + size)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * A 512 MiB .gnu_debugdata that is not even xz: the output buffer used to be allocated
+ * at 4x the input (2 GiB) before the stream was looked at, and under a 1.25 GiB address
+ * space limit the whole load failed with ENOMEM.  Now the buffer starts small and the
+ * file loads (the bad payload ignored).
+ */
+static void test_minidebuginfo_size_untrusted(void)
+{
+	char path[PATH_MAX];
+	int status = -1;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/huge_debugdata", fix);
+	CHECK(write_debugdata_elf(path, 512ull << 20) == 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {1280ull << 20, 1280ull << 20};
+		struct symtab *st;
+
+		setrlimit(RLIMIT_AS, &lim);
+		st = symtab_load_elf(path);
+		if (!st)
+			printf("#   symtab_load_elf: %s\n", strerror(errno));
+		else if (!symtab_lookup(st, 0x1004) || strcmp(symtab_lookup(st, 0x1004)->name, "f"))
+			printf("#   no symbol f at 0x1004\n");
+		fflush(stdout);
+		_exit(st && symtab_lookup(st, 0x1004) ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	if (fixture_build(fix, sizeof(fix))) {
@@ -145,6 +259,7 @@ int main(void)
 	RUN(test_build_id_dir);
 	RUN(test_debuglink);
 	RUN(test_offline_never_asks);
+	RUN(test_minidebuginfo_size_untrusted);
 	if (!unit_failed)
 		fixture_remove(fix);
 	return unit_done();
