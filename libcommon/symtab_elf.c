@@ -12,6 +12,7 @@
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symtab_priv.h"
@@ -27,6 +28,7 @@ struct elf_ctx {
 	GElf_Shdr *shdrs; /* by section index */
 	size_t shstrndx;
 	struct symtab_builder b;
+	uint64_t names_left; /* name bytes this file may still add to the pool */
 };
 
 /* A GOT slot and the dynamic symbol its relocation binds. */
@@ -39,6 +41,25 @@ struct got_map {
 	struct got_slot *v;
 	size_t n, cap;
 };
+
+/*
+ * Every symbol names its string by offset, so thousands can share one long name and
+ * copy it into the pool each time: from one file, names may add up to a few times its
+ * size (far more than a real table needs), and past that symbols are left out.
+ */
+static void names_budget(struct elf_ctx *c, uint64_t file_size)
+{
+	c->names_left = 8 * file_size + (16u << 20);
+}
+
+/* Take len bytes (plus a suffix and NUL) from the budget: false when it is spent. */
+static bool take_name(struct elf_ctx *c, size_t len)
+{
+	if (len + 8 > c->names_left)
+		return false;
+	c->names_left -= len + 8;
+	return true;
+}
 
 static const char *sec_name(struct elf_ctx *c, size_t i)
 {
@@ -116,7 +137,7 @@ static int load_symbols(struct elf_ctx *c, size_t si)
 			continue;
 		name = (const char *)strs->d_buf + sym.st_name;
 		len = strnlen(name, strs->d_size - sym.st_name);
-		if (!len || name[0] == '$' || !strncmp(name, ".L", 2))
+		if (!len || name[0] == '$' || !strncmp(name, ".L", 2) || !take_name(c, len))
 			continue;
 		if (bind != STB_LOCAL)
 			bits |= SB_GLOBAL;
@@ -148,7 +169,7 @@ static int collect_slots(struct elf_ctx *c, size_t ri, bool plt, struct got_map 
 {
 	const GElf_Shdr *sh = &c->shdrs[ri];
 	Elf_Data *data, *syms, *strs;
-	size_t i, n, symsec;
+	size_t i, n, symsec, len;
 
 	symsec = sh->sh_link;
 	if (!sh->sh_entsize || symsec == 0 || symsec >= c->nsec ||
@@ -188,7 +209,8 @@ static int collect_slots(struct elf_ctx *c, size_t ri, bool plt, struct got_map 
 		    sym.st_name >= strs->d_size)
 			continue;
 		name = (const char *)strs->d_buf + sym.st_name;
-		if (!*name)
+		len = strnlen(name, strs->d_size - sym.st_name);
+		if (!len || !take_name(c, len))
 			continue;
 		if (gm->n == gm->cap) {
 			size_t ncap = gm->cap ? gm->cap * 2 : 256;
@@ -199,8 +221,7 @@ static int collect_slots(struct elf_ctx *c, size_t ri, bool plt, struct got_map 
 			gm->v = nv;
 			gm->cap = ncap;
 		}
-		poff = symtab_builder_str(&c->b, name, strnlen(name, strs->d_size - sym.st_name),
-					  NULL);
+		poff = symtab_builder_str(&c->b, name, len, NULL);
 		if (poff < 0)
 			return (int)poff;
 		gm->v[gm->n].addr = off;
@@ -254,7 +275,7 @@ static int plt_x86_64(struct elf_ctx *c, size_t pi, const struct got_map *gm)
 		target = sh->sh_addr + (uint64_t)(p + 6 - buf) +
 			 (uint64_t)(int64_t)(int32_t)le32(p + 2);
 		slot = find_slot(gm, target);
-		if (!slot)
+		if (!slot || !take_name(c, strlen(c->b.pool + slot->name)))
 			continue;
 		err = symtab_builder_add(&c->b, sh->sh_addr + off, ent, 0, c->b.pool + slot->name,
 					 strlen(c->b.pool + slot->name), "@plt",
@@ -276,6 +297,8 @@ static int plt_ordered(struct elf_ctx *c, size_t pi, const struct got_map *gm)
 	for (i = 0; i < gm->n && hdr + (i + 1) * ent <= sh->sh_size; i++) {
 		const char *name = c->b.pool + gm->v[i].name;
 
+		if (!take_name(c, strlen(name)))
+			break;
 		err = symtab_builder_add(&c->b, sh->sh_addr + hdr + i * ent, ent, 0, name,
 					 strlen(name), "@plt", SB_FUNC | SB_GLOBAL | SB_STRONG);
 		if (err)
@@ -379,11 +402,13 @@ static int load_all_symbols(struct elf_ctx *c)
 static int load_debug(struct elf_ctx *c, const char *debug)
 {
 	struct elf_ctx d = {0};
+	struct stat sb;
 	int fd, err;
 
 	fd = open(debug, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* optional: the file alone still has .dynsym */
+	names_budget(&d, fstat(fd, &sb) ? 0 : (uint64_t)sb.st_size);
 	d.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	d.b = c->b;
 	err = d.elf ? read_shdrs(&d) : -ENOEXEC;
@@ -484,6 +509,7 @@ static int load_minidebuginfo(struct elf_ctx *c)
 	err = xz_inflate(data->d_buf, data->d_size, &buf, &len);
 	if (err)
 		return err == -ENOMEM ? err : 0;
+	names_budget(&m, len);
 	m.elf = elf_memory(buf, len);
 	m.b = c->b;
 	err = m.elf ? read_shdrs(&m) : -ENOEXEC;
@@ -521,6 +547,7 @@ struct symtab *symtab_load_elf_debug(const char *path, const char *debug)
 {
 	struct elf_ctx c = {0};
 	struct symtab *st;
+	struct stat sb;
 	int fd, err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -530,6 +557,7 @@ struct symtab *symtab_load_elf_debug(const char *path, const char *debug)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	names_budget(&c, fstat(fd, &sb) ? 0 : (uint64_t)sb.st_size);
 	st = calloc(1, sizeof(*st));
 	c.elf = st ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (!st)

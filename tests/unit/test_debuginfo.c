@@ -247,6 +247,117 @@ static void test_minidebuginfo_size_untrusted(void)
 	unlink(path);
 }
 
+/*
+ * An x86-64 ELF file with nsyms FUNC symbols at 0x1000 in .symtab, all naming one string
+ * of name_len 'x's.  0 or -1.
+ */
+static int write_shared_name_elf(const char *path, size_t nsyms, size_t name_len)
+{
+	static const char shnames[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	Elf64_Ehdr eh = {.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT};
+	Elf64_Shdr sh[5] = {{0}};
+	Elf64_Sym *syms = calloc(nsyms + 1, sizeof(*syms));
+	char *strtab = malloc(name_len + 2);
+	uint64_t off = sizeof(eh) + sizeof(sh);
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shoff = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 5;
+	eh.e_shstrndx = 4;
+	sh[1] = (Elf64_Shdr){.sh_name = 1,
+			     .sh_type = SHT_NOBITS,
+			     .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			     .sh_addr = 0x1000,
+			     .sh_offset = off,
+			     .sh_size = 0x100,
+			     .sh_addralign = 16};
+	sh[2] = (Elf64_Shdr){.sh_name = 7,
+			     .sh_type = SHT_SYMTAB,
+			     .sh_offset = off,
+			     .sh_size = (nsyms + 1) * sizeof(*syms),
+			     .sh_link = 3,
+			     .sh_info = 1,
+			     .sh_addralign = 8,
+			     .sh_entsize = sizeof(*syms)};
+	off += sh[2].sh_size;
+	sh[3] = (Elf64_Shdr){.sh_name = 15,
+			     .sh_type = SHT_STRTAB,
+			     .sh_offset = off,
+			     .sh_size = name_len + 2,
+			     .sh_addralign = 1};
+	off += sh[3].sh_size;
+	sh[4] = (Elf64_Shdr){.sh_name = 23,
+			     .sh_type = SHT_STRTAB,
+			     .sh_offset = off,
+			     .sh_size = sizeof(shnames),
+			     .sh_addralign = 1};
+	for (size_t i = 1; syms && i <= nsyms; i++)
+		syms[i] = (Elf64_Sym){.st_name = 1,
+				      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				      .st_shndx = 1,
+				      .st_value = 0x1000,
+				      .st_size = 0x10};
+	if (strtab) {
+		strtab[0] = 0;
+		memset(strtab + 1, 'x', name_len);
+		strtab[name_len + 1] = 0;
+	}
+	ok = f && syms && strtab && fwrite(&eh, sizeof(eh), 1, f) == 1 &&
+	     fwrite(sh, sizeof(sh), 1, f) == 1 && fwrite(syms, sh[2].sh_size, 1, f) == 1 &&
+	     fwrite(strtab, sh[3].sh_size, 1, f) == 1 &&
+	     fwrite(shnames, sizeof(shnames), 1, f) == 1;
+	if (f && fclose(f))
+		ok = 0;
+	free(syms);
+	free(strtab);
+	return ok ? 0 : -1;
+}
+
+/*
+ * 20000 symbols sharing one 64 KiB name (a 1.3 MB file) used to copy it into the pool
+ * 20000 times: 1.3 GB, ENOMEM under a 1 GiB address space limit, and a sort comparing
+ * the long names.  Names from one file now stop at a few times its size, and it loads.
+ */
+static void test_symtab_shared_long_name(void)
+{
+	char path[PATH_MAX];
+	int status = -1;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/shared_name", fix);
+	CHECK(write_shared_name_elf(path, 20000, 64 * 1024) == 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {1ull << 30, 1ull << 30};
+		const struct sym *s;
+		struct symtab *st;
+
+		setrlimit(RLIMIT_AS, &lim);
+		alarm(20);
+		st = symtab_load_elf(path);
+		s = st ? symtab_lookup(st, 0x1004) : NULL;
+		if (!st)
+			printf("#   symtab_load_elf: %s\n", strerror(errno));
+		else if (!s || strlen(s->name) != 64 * 1024)
+			printf("#   no 64 KiB name at 0x1004\n");
+		fflush(stdout);
+		_exit(s && strlen(s->name) == 64 * 1024 ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	if (WIFSIGNALED(status))
+		printf("#   killed by signal %d\n", WTERMSIG(status));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	if (fixture_build(fix, sizeof(fix))) {
@@ -260,6 +371,7 @@ int main(void)
 	RUN(test_debuglink);
 	RUN(test_offline_never_asks);
 	RUN(test_minidebuginfo_size_untrusted);
+	RUN(test_symtab_shared_long_name);
 	if (!unit_failed)
 		fixture_remove(fix);
 	return unit_done();
