@@ -197,6 +197,14 @@ static __always_inline bool is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+static __always_inline void count(__u32 slot, __u64 v)
+{
+	__u64 *cnt = bpf_map_lookup_elem(&lost, &slot);
+
+	if (cnt)
+		*cnt += v;
+}
+
 /*
  * The user stack, written at s->ips[nr_kernel..]: the CFI walker of unwind.bpf.h, or
  * with --unwind fp frame pointers through bpf_get_stack.  ctx is the program's
@@ -220,15 +228,10 @@ static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u
 				       BPF_F_USER_STACK);
 	if (n < 0)
 		return n;
-	return n / sizeof(__u64);
-}
-
-static __always_inline void count(__u32 slot, __u64 v)
-{
-	__u64 *cnt = bpf_map_lookup_elem(&lost, &slot);
-
-	if (cnt)
-		*cnt += v;
+	n /= sizeof(__u64);
+	if (n >= PROFILE_MAX_FRAMES)
+		count(PROFILE_USTACK_FP_CUT, 1);
+	return n;
 }
 
 /* n, what a user stack walk into s returned (frames, < 0: failed), as s->nr_user. */
@@ -262,8 +265,10 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 		else
 			nk = n / sizeof(__u64);
 	}
-	if (nk > PROFILE_MAX_FRAMES)
+	if (nk >= PROFILE_MAX_FRAMES) {
 		nk = PROFILE_MAX_FRAMES;
+		count(PROFILE_KSTACK_CUT, 1);
+	}
 	if (nk)
 		s->flags |= PROFILE_F_KERNEL_MODE;
 
@@ -548,8 +553,10 @@ static __always_inline __u32 task_kstack(struct profile_sample *out, struct task
 		return 0;
 	}
 	n /= sizeof(__u64);
-	if (n > PROFILE_MAX_FRAMES)
+	if (n >= PROFILE_MAX_FRAMES) {
 		n = PROFILE_MAX_FRAMES;
+		count(PROFILE_KSTACK_CUT, 1);
+	}
 	if (n)
 		out->flags |= PROFILE_F_KERNEL_MODE;
 	return n;
@@ -670,8 +677,10 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 	out->flags = 0;
 	if (stashed_at_switch_out(w->state)) {
 		st = bpf_map_lookup_elem(&offcpu_stacks, &tid);
-		if (!st)
+		if (!st) {
+			count(PROFILE_LOST_STASH, 1);
 			return;
+		}
 		out->flags = st->flags;
 		nu = st->nr_user;
 	}
@@ -730,8 +739,10 @@ static __always_inline void offcpu_in(struct task_struct *next, __u64 now, bool 
 	}
 	/* raw_tp: both stacks were taken at switch-out. */
 	s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
-	if (!s)
+	if (!s) {
+		count(PROFILE_LOST_STASH, 1);
 		return;
+	}
 	s->time = bpf_ktime_get_ns();
 	s->period = delta;
 	if (!submit(s))
@@ -878,8 +889,9 @@ int on_fork(__u64 *ctx)
 
 	if (system_wide || ptgid == ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY);
+	if (bpf_map_lookup_elem(&targets, &ptgid) &&
+	    bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY))
+		count(PROFILE_LOST_TARGETS, 1);
 	return 0;
 }
 

@@ -52,14 +52,18 @@
 #define PROFILE_STATE_NR      4
 
 /* Slots of the per-CPU `lost` counters. */
-#define PROFILE_LOST_CPU	0 /* cpu samples: ring buffer full */
-#define PROFILE_LOST_OFFCPU	1 /* off-CPU samples: ring buffer full */
-#define PROFILE_LOST_OFFCPU_MAP 2 /* switch-outs not tracked: offcpu_threads full */
-#define PROFILE_SHORT_OFFCPU	3 /* off-CPU stretches under offcpu_min_ns: count */
-#define PROFILE_SHORT_OFFCPU_NS 4 /* ... and their total ns */
-#define PROFILE_LOST_USTACK	5 /* deferred user stacks not scheduled or not matching */
-#define PROFILE_UNTRACED_IN	6 /* stretches whose switch-in the tracepoint missed */
-#define PROFILE_LOST_NR		7
+#define PROFILE_LOST_CPU	0  /* cpu samples: ring buffer full */
+#define PROFILE_LOST_OFFCPU	1  /* off-CPU samples: ring buffer full */
+#define PROFILE_LOST_OFFCPU_MAP 2  /* switch-outs not tracked: offcpu_threads full */
+#define PROFILE_SHORT_OFFCPU	3  /* off-CPU stretches under offcpu_min_ns: count */
+#define PROFILE_SHORT_OFFCPU_NS 4  /* ... and their total ns */
+#define PROFILE_LOST_USTACK	5  /* deferred user stacks not scheduled or not matching */
+#define PROFILE_UNTRACED_IN	6  /* stretches whose switch-in the tracepoint missed */
+#define PROFILE_LOST_TARGETS	7  /* forked processes not followed: targets map full */
+#define PROFILE_LOST_STASH	8  /* off-CPU samples dropped: stacks stashed at switch-out gone */
+#define PROFILE_KSTACK_CUT	9  /* kernel stacks cut at PROFILE_MAX_FRAMES */
+#define PROFILE_USTACK_FP_CUT	10 /* --unwind fp user stacks cut at PROFILE_MAX_FRAMES */
+#define PROFILE_LOST_NR		11
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */

@@ -73,6 +73,7 @@ struct {
 } unwind_bufs SEC(".maps");
 
 #define UNWIND_GOING 0xff
+#define EEXIST	     17 /* errno-base.h */
 
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
 struct unwind_walk {
@@ -359,14 +360,24 @@ static long unwind_step_remote(__u32 i __attribute__((unused)), void *ctx)
 	return unwind_step_in(ctx, true);
 }
 
-/* Ask pa-record (once, until it has looked) to load the process's mappings. */
+/*
+ * Ask pa-record (once, until it has looked) to load the process's mappings.  A
+ * request that cannot be sent is forgotten, so the next walk asks again.
+ */
 static __always_inline void unwind_notify_missing(__u32 pid)
 {
 	__u8 one = 1;
+	long err = bpf_map_update_elem(&unwind_missing, &pid, &one, BPF_NOEXIST);
 
-	if (bpf_map_update_elem(&unwind_missing, &pid, &one, BPF_NOEXIST))
+	if (err) {
+		if (err != -EEXIST)
+			unwind_count(UNWIND_MISSING_FULL, 1);
 		return;
-	bpf_ringbuf_output(&unwind_notify, &pid, sizeof(pid), 0);
+	}
+	if (bpf_ringbuf_output(&unwind_notify, &pid, sizeof(pid), 0)) {
+		unwind_count(UNWIND_NOTIFY_LOST, 1);
+		bpf_map_delete_elem(&unwind_missing, &pid);
+	}
 }
 
 #define PF_KTHREAD_FLAG 0x00200000

@@ -58,6 +58,8 @@ struct unwind_proc {
 #define UNWIND_END_NR		 5
 #define UNWIND_FRAMES_CFI	 5 /* frames stepped by a CFI row */
 #define UNWIND_FRAMES_FP	 6 /* frames stepped by the frame pointer */
-#define UNWIND_STATS_NR		 7
+#define UNWIND_MISSING_FULL	 7 /* processes without tables not asked for: unwind_missing full */
+#define UNWIND_NOTIFY_LOST	 8 /* requests for tables lost (unwind_notify full), asked again */
+#define UNWIND_STATS_NR		 9
 
 #endif /* PA_UNWIND_H */

@@ -52,6 +52,9 @@ int pa_input_load(struct pa_input *in, const char *path, const struct machine_op
 	w = machine_warning(in->m);
 	if (w && !pa_quiet())
 		pa_warn("%s", w);
+	if (pd_reader_nr_unknown_id(in->r) && !pa_quiet())
+		pa_warn("%s: %llu samples name an event id the file does not describe; left out",
+			in->name, (unsigned long long)pd_reader_nr_unknown_id(in->r));
 	return 0;
 }
 

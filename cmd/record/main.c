@@ -149,6 +149,24 @@ static uint64_t max_sample_rate(void)
 	return v;
 }
 
+/* Test knob NAME, a count >= 1 when set; -EINVAL (said) if it is not one. */
+static int env_count(const char *name, uint32_t *out)
+{
+	const char *env = getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	n = strtoul(env, &end, 10);
+	if (*end || !n || n > UINT32_MAX) {
+		pa_err("%s=%s: not a count; give N >= 1", name, env);
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
+
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
 	enum {
@@ -320,17 +338,11 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		o->switch_method = i;
 	}
 	/* Tests: act as if every Nth switch-in ending a stretch had not been traced. */
-	env = getenv("PA_RECORD_SKIP_SWITCH_IN");
-	if (env && *env) {
-		char *end;
-		unsigned long n = strtoul(env, &end, 10);
-
-		if (*end || !n || n > UINT32_MAX) {
-			pa_err("PA_RECORD_SKIP_SWITCH_IN=%s: not a count; give N >= 1", env);
-			return -EINVAL;
-		}
-		o->skip_switch_in = n;
-	}
+	if (env_count("PA_RECORD_SKIP_SWITCH_IN", &o->skip_switch_in))
+		return -EINVAL;
+	/* Tests: a smaller table of followed processes, to see it fill up. */
+	if (env_count("PA_RECORD_MAX_TARGETS", &o->max_targets))
+		return -EINVAL;
 
 	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
 	if (modes != 1) {
@@ -481,6 +493,19 @@ static void summary(struct rec_session *s)
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
 			(unsigned long long)s->off_untracked);
+	if (s->targets_lost)
+		pa_warn("%llu forked processes were not followed (more than %u processes); "
+			"record them with -a",
+			(unsigned long long)s->targets_lost,
+			s->opts.max_targets ? s->opts.max_targets : PROFILE_MAX_TARGETS);
+	if (s->kstack_err || s->ustack_err)
+		pa_warn("stack capture failed in %llu kernel and %llu user stacks",
+			(unsigned long long)s->kstack_err, (unsigned long long)s->ustack_err);
+	if (s->opts.verbose && (s->kstack_cut || s->ustack_cut))
+		pa_info("%llu kernel and %llu frame-pointer user stacks reached the %d-frame limit "
+			"and may be cut",
+			(unsigned long long)s->kstack_cut, (unsigned long long)s->ustack_cut,
+			PROFILE_MAX_FRAMES);
 	/* A few are expected: threads that stop or die before returning to user space. */
 	if (s->off_no_ustack && (s->opts.verbose || s->off_no_ustack * 100 > s->off_samples))
 		pa_warn("%llu off-CPU samples have no user stack (the thread did not return to "

@@ -424,6 +424,8 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	} else {
 		s->samples++;
 	}
+	s->kstack_err += !!(ps->flags & PROFILE_F_KSTACK_ERR);
+	s->ustack_err += !!(ps->flags & PROFILE_F_USTACK_ERR);
 	s->records_in_round++;
 	return 0;
 }
@@ -476,7 +478,7 @@ static void counter_add(struct rec_session *s, uint32_t slot, uint64_t *total)
 /* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU and event. */
 int rec_emit_bpf_lost(struct rec_session *s)
 {
-	static const uint32_t slots[] = {PROFILE_LOST_CPU, PROFILE_LOST_OFFCPU,
+	static const uint32_t slots[] = {PROFILE_LOST_CPU, PROFILE_LOST_OFFCPU, PROFILE_LOST_STASH,
 					 PROFILE_LOST_OFFCPU_MAP};
 	uint64_t d[s->nr_cpus];
 	struct pd_sample_id sid;
@@ -501,13 +503,16 @@ int rec_emit_bpf_lost(struct rec_session *s)
 				return err;
 			if (!offcpu)
 				s->lost += d[i];
-			else if (slots[k] == PROFILE_LOST_OFFCPU)
+			else if (slots[k] != PROFILE_LOST_OFFCPU_MAP)
 				s->off_lost += d[i];
 			else
 				s->off_untracked += d[i];
 			s->records_in_round++;
 		}
 	}
+	counter_add(s, PROFILE_LOST_TARGETS, &s->targets_lost);
+	counter_add(s, PROFILE_KSTACK_CUT, &s->kstack_cut);
+	counter_add(s, PROFILE_USTACK_FP_CUT, &s->ustack_cut);
 	if (s->opts.offcpu) {
 		counter_add(s, PROFILE_SHORT_OFFCPU, &s->off_short);
 		counter_add(s, PROFILE_SHORT_OFFCPU_NS, &s->off_short_ns);

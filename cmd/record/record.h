@@ -51,6 +51,7 @@ struct rec_opts {
 	uint32_t offcpu_states;	 /* --offcpu-state: bits (1 << PROFILE_STATE_*) */
 	int switch_method;	 /* PA_RECORD_SWITCH: the first REC_SWITCH_* to try, -1 auto */
 	uint32_t skip_switch_in; /* PA_RECORD_SKIP_SWITCH_IN: tests, ignore every Nth */
+	uint32_t max_targets;	 /* PA_RECORD_MAX_TARGETS: tests, 0 = PROFILE_MAX_TARGETS */
 	uint32_t unwind_mode;	 /* --unwind: UNWIND_MODE_* */
 	uint32_t unwind_rows;	 /* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	 /* "-" = stdout */
@@ -163,6 +164,9 @@ struct rec_session {
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
 	uint64_t off_no_ustack;		    /* written without their deferred user stack */
 	uint64_t off_untraced_in;	    /* stretches whose switch-in the tracepoint missed */
+	uint64_t targets_lost;		    /* forked children not followed (targets map full) */
+	uint64_t kstack_cut, ustack_cut;    /* stacks that filled PROFILE_MAX_FRAMES */
+	uint64_t kstack_err, ustack_err;    /* samples whose stack capture failed */
 	struct rec_held *held, **held_tail; /* arrival order */
 	uint64_t start_ns, stop_ns;
 	int write_err; /* first pd_write_* failure; stops the recording */

@@ -224,6 +224,8 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->wakeup_bytes = rb_bytes / 4;
 	if (o->system_wide)
 		bpf_map__set_max_entries(skel->maps.targets, 1);
+	else if (o->max_targets)
+		bpf_map__set_max_entries(skel->maps.targets, o->max_targets);
 	/* Entries are allocated per live thread (NO_PREALLOC): the cap costs nothing. */
 	if (o->system_wide)
 		threads *= 4;

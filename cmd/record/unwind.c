@@ -73,6 +73,8 @@ struct rec_unwind {
 	struct unwind_proc *val; /* scratch for one map value (16 KiB) */
 	struct bpf_link *exec_link;
 	uint64_t loads, cache_hits, compiled;
+	uint64_t procs_full; /* processes not published: unwind_procs full */
+	uint64_t maps_cut;   /* processes with more than UNWIND_MAX_MAPS executable mappings */
 };
 
 const char *rec_unwind_mode_name(uint32_t mode)
@@ -363,7 +365,7 @@ static int proc_load(struct rec_session *s, pid_t pid)
 	if (n < 0)
 		return -ESRCH;
 	memset(v, 0, sizeof(*v));
-	for (i = 0; i < n && v->n < UNWIND_MAX_MAPS; i++) {
+	for (i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
 		struct uw_file *f = NULL;
 
@@ -371,6 +373,10 @@ static int proc_load(struct rec_session *s, pid_t pid)
 		 * cannot compare; it holds no code a stack walk needs. */
 		if (m->start >> 63)
 			continue;
+		if (v->n == UNWIND_MAX_MAPS) {
+			u->maps_cut++;
+			break;
+		}
 		if (m->path[0] == '/')
 			f = file_get(s, pid, m);
 		map_entry(f, m, &v->m[v->n]);
@@ -382,8 +388,13 @@ static int proc_load(struct rec_session *s, pid_t pid)
 	}
 	proc_maps_free(maps, n);
 	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &key, sizeof(key), v, sizeof(*v),
-				 BPF_ANY))
-		return -errno;
+				 BPF_ANY)) {
+		int err = -errno;
+
+		if (err == -E2BIG)
+			u->procs_full++;
+		return err;
+	}
 	return 0;
 }
 
@@ -503,6 +514,17 @@ void rec_unwind_summary(struct rec_session *s)
 			len += snprintf(line + len, sizeof(line) - len, ", %.1f%% %s",
 					100.0 * tot[k] / all, names[k]);
 	pa_info("%s", line);
+	if (tot[UNWIND_MISSING_FULL] || tot[UNWIND_NOTIFY_LOST] || s->uw->procs_full)
+		pa_warn("unwind: tables not loaded for some processes (%llu walks found the "
+			"request table full, %llu requests lost and asked again, %llu processes "
+			"over the %u-process limit): their stacks fall back to frame pointers",
+			(unsigned long long)tot[UNWIND_MISSING_FULL],
+			(unsigned long long)tot[UNWIND_NOTIFY_LOST],
+			(unsigned long long)s->uw->procs_full, UNWIND_MAX_PROCS);
+	if (s->uw->maps_cut)
+		pa_warn("unwind: %llu process loads had more than %u executable mappings; code "
+			"mapped past those unwinds by frame pointers",
+			(unsigned long long)s->uw->maps_cut, UNWIND_MAX_MAPS);
 	if (s->opts.verbose)
 		pa_info("unwind: %llu walks, %llu cfi + %llu fp frames; %u tables (%zu rows, "
 			"%llu from cache, %llu compiled)",
