@@ -19,6 +19,7 @@
 
 #include "profile.skel.h"
 #include "record.h"
+#include "unwind.h"
 #include "util.h"
 
 /*
@@ -251,9 +252,48 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	return 0;
 }
 
+/*
+ * Load the skeleton with the first off-CPU method (from *method on) the kernel
+ * accepts: a kernel without the kfunc, program type or verifier support of a
+ * method refuses it, and the next way is tried.  On failure s->skel is gone.
+ */
+static int load_first(struct rec_session *s, int *method, bool *open_waits)
+{
+	int err;
+
+	for (;;) {
+		refused_prog[0] = refused_why[0] = '\0';
+		err = bpf_open(s, *method, *open_waits);
+		if (err)
+			return err;
+		err = profile_bpf__load(s->skel);
+		if (!err)
+			return 0;
+		if (!s->opts.offcpu || (*method == REC_SWITCH_RAW_TP && !*open_waits))
+			break;
+		if (s->opts.verbose)
+			pa_info("off-CPU: %s%s refused (%s%s%s); trying the next way",
+				switch_names[*method], *open_waits ? ", iterator at the end" : "",
+				refused_prog[0] ? refused_prog : strerror(-err),
+				refused_why[0] ? ": " : "", refused_why);
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		/* The iterator refused (no sleepable iterators): the same method without it. */
+		if (*open_waits && (!refused_prog[0] || !strcmp(refused_prog, "offcpu_open")))
+			*open_waits = false;
+		else if (*method < REC_SWITCH_RAW_TP)
+			(*method)++;
+		else
+			*open_waits = false;
+	}
+	profile_bpf__destroy(s->skel);
+	s->skel = NULL;
+	return err;
+}
+
 int rec_bpf_open_load(struct rec_session *s)
 {
-	int method = s->opts.switch_method, err;
+	int first = s->opts.switch_method, method, err;
 	bool open_waits = true;
 
 	libbpf_verbose = s->opts.verbose;
@@ -265,37 +305,28 @@ int rec_bpf_open_load(struct rec_session *s)
 	 * of a ping-pong is emitted), and saves the walk on every stretch that is
 	 * not: below DEFER_MIN_NS nearly all are emitted.
 	 */
-	if (method < 0)
-		method = s->opts.offcpu_min_ns < DEFER_MIN_NS ? REC_SWITCH_SWITCH_OUT
-							      : REC_SWITCH_TASK_WORK;
-	for (;;) {
-		refused_prog[0] = refused_why[0] = '\0';
-		err = bpf_open(s, method, open_waits);
-		if (err)
-			return err;
-		err = profile_bpf__load(s->skel);
-		if (!err || !s->opts.offcpu || (method == REC_SWITCH_RAW_TP && !open_waits))
-			break;
-		/* Chosen by what loads: a kernel without the kfunc, program type or
-		 * verifier support of a method refuses it, and the next way is tried. */
-		if (s->opts.verbose)
-			pa_info("off-CPU: %s%s refused (%s%s%s); trying the next way",
-				switch_names[method], open_waits ? ", iterator at the end" : "",
-				refused_prog[0] ? refused_prog : strerror(-err),
-				refused_why[0] ? ": " : "", refused_why);
-		profile_bpf__destroy(s->skel);
-		s->skel = NULL;
-		/* The iterator refused (no sleepable iterators): the same method without it. */
-		if (open_waits && (!refused_prog[0] || !strcmp(refused_prog, "offcpu_open")))
-			open_waits = false;
-		else if (method < REC_SWITCH_RAW_TP)
-			method++;
-		else
-			open_waits = false;
+	if (first < 0)
+		first = s->opts.offcpu_min_ns < DEFER_MIN_NS ? REC_SWITCH_SWITCH_OUT
+							     : REC_SWITCH_TASK_WORK;
+	method = first;
+	err = load_first(s, &method, &open_waits);
+	/* A kernel that refuses the CFI walker (bpf_loop, its maps) still samples. */
+	if (err && err != -ENOMEM && s->opts.unwind_mode == UNWIND_MODE_AUTO) {
+		pa_warn("the CFI stack walker did not load (%s%s%s); unwinding by frame "
+			"pointers only",
+			refused_prog[0] ? refused_prog : strerror(-err), refused_why[0] ? ": " : "",
+			refused_why);
+		s->opts.unwind_mode = UNWIND_MODE_FP;
+		method = first;
+		open_waits = true;
+		err = load_first(s, &method, &open_waits);
 	}
 	if (err) {
 		pa_err("cannot load the BPF program: %s (%s); run with -v for the verifier log",
-		       strerror(-err), libbpf_last[0] ? libbpf_last : "no libbpf message");
+		       strerror(-err),
+		       refused_why[0]	? refused_why
+		       : libbpf_last[0] ? libbpf_last
+					: "no libbpf message");
 		return err;
 	}
 	s->open_waits = open_waits;
