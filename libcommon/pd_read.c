@@ -248,7 +248,7 @@ static int read_attrs(struct pd_reader *r, const struct perf_file_header *h, uin
 	return err;
 }
 
-static int read_features(struct pd_reader *r, const struct perf_file_header *h)
+static int read_features(struct pd_reader *r, const struct perf_file_header *h, uint64_t file_size)
 {
 	struct perf_file_section sec;
 	uint64_t off = h->data.offset + h->data.size;
@@ -262,7 +262,8 @@ static int read_features(struct pd_reader *r, const struct perf_file_header *h)
 		/* A bad table entry loses that feature only; features are optional. */
 		if (pread_exact(r, &sec, sizeof(sec), off + i++ * sizeof(sec), "feature table"))
 			return r->errcode;
-		if (f >= HEADER_LAST_FEATURE || !sec.size || sec.size > MAX_FEATURE_SIZE)
+		if (f >= HEADER_LAST_FEATURE || !sec.size || sec.size > MAX_FEATURE_SIZE ||
+		    sec.offset > file_size || sec.size > file_size - sec.offset)
 			continue;
 		p = malloc(sec.size);
 		if (!p)
@@ -302,7 +303,7 @@ static int open_file_mode(struct pd_reader *r, struct perf_file_header *h)
 			    (unsigned long long)(h->data.offset + h->data.size));
 	err = read_attrs(r, h, (uint64_t)st.st_size);
 	if (!err)
-		err = read_features(r, h);
+		err = read_features(r, h, (uint64_t)st.st_size);
 	if (err)
 		return err;
 	r->data_off = h->data.offset;
