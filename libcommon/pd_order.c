@@ -15,6 +15,13 @@
  * round (files without FINISHED_ROUND would otherwise be held whole). */
 #define PD_OQ_MAX_BYTES (256u << 20)
 
+/* What one queued record holds: its copy, its malloc header and its heap entry (several
+ * times the size of a small record, which alone would let the cap be passed many times). */
+static size_t cost(const struct perf_event_header *rec)
+{
+	return rec->size + 16 + sizeof(struct pd_oent);
+}
+
 static bool before(const struct pd_oent *a, const struct pd_oent *b)
 {
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
@@ -51,7 +58,7 @@ int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
 	e->evsel = evsel;
 	e->time = time;
 	e->seq = q->seq++;
-	q->bytes += rec->size;
+	q->bytes += cost(rec);
 	if (time > q->max_time)
 		q->max_time = time;
 	/* Sift up. */
@@ -70,7 +77,7 @@ bool pd_oq_pop(struct pd_oqueue *q, uint64_t limit, struct pd_oent *out)
 	if (!q->n || q->heap[0].time > limit)
 		return false;
 	*out = q->heap[0];
-	q->bytes -= out->rec->size;
+	q->bytes -= cost(out->rec);
 	q->heap[0] = q->heap[--q->n];
 	/* Sift down. */
 	for (;;) {
