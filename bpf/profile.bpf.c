@@ -51,6 +51,9 @@ const volatile bool offcpu_by_tid = false;
 /* Tests (PA_RECORD_SKIP_SWITCH_IN): ignore every Nth switch-in that ends a stretch. */
 const volatile __u32 skip_switch_in = 0;
 __u32 switch_ins_seen;
+/* Tests (PA_RECORD_DROP_EVERY): every Nth sample is dropped as if the buffer were full. */
+const volatile __u32 drop_every = 0;
+__u32 submits_seen;
 /* PROFILE_USTACK_SYS_EXIT: threads with a user stack pending, so that the system
  * calls of everyone else cost no look-up while there are none. */
 __u64 ustacks_pending;
@@ -281,6 +284,9 @@ static __always_inline bool submit(struct profile_sample *s)
 {
 	__u64 size, flags = 0;
 
+	/* Pruned by the verifier unless set. */
+	if (drop_every && ++submits_seen % drop_every == 0)
+		return false;
 	size = PROFILE_SAMPLE_HDR_SIZE + (s->nr_kernel + s->nr_user) * sizeof(__u64);
 	if (size > sizeof(*s))
 		size = sizeof(*s);

@@ -58,3 +58,21 @@ set_sample_ids() {
 	run "$PA_REPORT" -i p.data --no-children --sort sym -g none
 	if grep -q 'event id the file does not describe' <<<"$output"; then fail "reported on a good file"; fi
 }
+
+@test "drops: samples the ring buffer could not take are PERF_RECORD_LOST_SAMPLES, as perf and pa-report count them" {
+	require_root
+	require_perf
+	w=$(wl cpu_split)
+	PA_RECORD_DROP_EVERY=4 pa_record -o p.data -- "$w" 1 2>rec.err >/dev/null ||
+		fail "pa-record failed: $(cat rec.err)"
+	cat rec.err
+	read -r kept lost < <(sed -nE 's/^pa-record: ([0-9]+) samples, ([0-9]+) lost,.*/\1 \2/p' rec.err)
+	[ "${lost:-0}" -gt 0 ] || fail "no drop counted"
+	# One in four dropped: a third of what was kept, give or take the rounding.
+	[ $((lost * 3)) -ge $((kept - 3)) ] && [ $((lost * 3)) -le $((kept + 6)) ] ||
+		fail "$lost lost for $kept kept, not one in four"
+	perf report -i p.data --stdio 2>&1 | grep -qx "# Total Lost Samples: $lost" ||
+		fail "perf does not count $lost lost samples"
+	"$PA_REPORT" -i p.data --no-children -g none | grep -qx "# Lost samples: $lost" ||
+		fail "pa-report does not count $lost lost samples"
+}

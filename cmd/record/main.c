@@ -343,6 +343,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	/* Tests: a smaller table of followed processes, to see it fill up. */
 	if (env_count("PA_RECORD_MAX_TARGETS", &o->max_targets))
 		return -EINVAL;
+	/* Tests: drop every Nth sample as if the ring buffer were full. */
+	if (env_count("PA_RECORD_DROP_EVERY", &o->drop_every))
+		return -EINVAL;
 
 	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
 	if (modes != 1) {

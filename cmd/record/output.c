@@ -475,7 +475,7 @@ static void counter_add(struct rec_session *s, uint32_t slot, uint64_t *total)
 		*total += d[i];
 }
 
-/* What BPF dropped since the last round, as PERF_RECORD_LOST per CPU and event. */
+/* What BPF dropped since the last round, as PERF_RECORD_LOST_SAMPLES per CPU and event. */
 int rec_emit_bpf_lost(struct rec_session *s)
 {
 	static const uint32_t slots[] = {PROFILE_LOST_CPU, PROFILE_LOST_OFFCPU, PROFILE_LOST_STASH,
@@ -498,7 +498,8 @@ int rec_emit_bpf_lost(struct rec_session *s)
 			if (!d[i])
 				continue;
 			rec_sid(s, &sid, 0, 0, pa_now_ns(), c->cpu);
-			err = pd_write_lost(s->w, offcpu ? c->off_id : c->clock_id, d[i], &sid);
+			sid.id = offcpu ? c->off_id : c->clock_id;
+			err = pd_write_lost_samples(s->w, d[i], &sid);
 			if (err)
 				return err;
 			if (!offcpu)

@@ -52,6 +52,7 @@ struct rec_opts {
 	int switch_method;	 /* PA_RECORD_SWITCH: the first REC_SWITCH_* to try, -1 auto */
 	uint32_t skip_switch_in; /* PA_RECORD_SKIP_SWITCH_IN: tests, ignore every Nth */
 	uint32_t max_targets;	 /* PA_RECORD_MAX_TARGETS: tests, 0 = PROFILE_MAX_TARGETS */
+	uint32_t drop_every;	 /* PA_RECORD_DROP_EVERY: tests, drop every Nth sample */
 	uint32_t unwind_mode;	 /* --unwind: UNWIND_MODE_* */
 	uint32_t unwind_rows;	 /* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	 /* "-" = stdout */
