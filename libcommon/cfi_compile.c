@@ -149,7 +149,7 @@ static int push_row(struct builder *b, uint64_t pc, struct unwind_row r)
 /* DW_OP_bregN off, exactly: 1 and *off, else 0. */
 static int match_breg(const uint8_t *e, size_t len, uint8_t reg, int64_t *off, size_t *used)
 {
-	int64_t v = 0;
+	uint64_t v = 0; /* unsigned: a shift into bit 63 is defined */
 	unsigned shift = 0;
 	size_t i = 1;
 	uint8_t b;
@@ -160,12 +160,12 @@ static int match_breg(const uint8_t *e, size_t len, uint8_t reg, int64_t *off, s
 		if (i >= len || shift > 56)
 			return 0;
 		b = e[i++];
-		v |= (int64_t)(b & 0x7f) << shift;
+		v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
-	if (b & 0x40)
-		v |= -((int64_t)1 << shift);
-	*off = v;
+	if ((b & 0x40) && shift < 64)
+		v |= ~0ull << shift;
+	*off = (int64_t)v;
 	*used = i;
 	return 1;
 }
@@ -300,7 +300,8 @@ static void pick_fdes(struct cfi_entries *e, struct cfi_stats *s)
 {
 	size_t n = 0;
 
-	qsort(e->fdes, e->n_fdes, sizeof(*e->fdes), cmp_fde);
+	if (e->n_fdes)
+		qsort(e->fdes, e->n_fdes, sizeof(*e->fdes), cmp_fde);
 	for (size_t i = 0; i < e->n_fdes; i++) {
 		struct cfi_fde *f = &e->fdes[i], *prev = n ? &e->fdes[n - 1] : NULL;
 

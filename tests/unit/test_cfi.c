@@ -901,9 +901,9 @@ static void test_cfi_huge_fde_range(void)
 
 		unit_cur_failed = 0;
 		if (cases[i].wide)
-			eh_fde_udata8(&b, cie8, 0x1000, cases[i].range, NULL, 0);
+			eh_fde_udata8(&b, cie8, 0x1000, cases[i].range, good, 0);
 		else
-			eh_fde(&b, va, cie, 0x1000, (uint32_t)cases[i].range, NULL, 0);
+			eh_fde(&b, va, cie, 0x1000, (uint32_t)cases[i].range, good, 0);
 		eh_fde(&b, va, cie, 0x2000, 0x10, good, sizeof(good));
 		sec.size = b.n;
 		if (cases[i].spans) {
@@ -934,6 +934,29 @@ static void test_cfi_huge_fde_range(void)
 	}
 }
 
+/*
+ * def_cfa_expression DW_OP_breg7 with a 9-byte SLEB128 (bit 63 and the sign): the
+ * pattern matcher used to shift a signed 1 into bit 63 (undefined); now the row is
+ * unsupported (the offset does not fit a row), with no undefined arithmetic on the way.
+ */
+static void test_cfi_long_breg_offset(void)
+{
+	static const uint8_t prog[] = {0x0f, 10,   0x77, 0x80, 0x80, 0x80, 0x80, 0x80,
+				       0x80, 0x80, 0x80, 0x40, 0x41, 0x0c, 7,	 16};
+	struct buf b = {0};
+	size_t cie = eh_cie(&b, "");
+	struct cfi_table *t;
+	const struct unwind_row *r;
+
+	eh_fde(&b, 0, cie, 0x100, 0x10, prog, sizeof(prog));
+	t = table_of(&(struct cfi_section){b.b, b.n, 0, 0, 0, true}, 1);
+	r = cfi_table_lookup(t, 0x100);
+	CHECK(r && UNWIND_ROW_CFA(r) == UNSUP);
+	r = cfi_table_lookup(t, 0x101);
+	CHECK(r && UNWIND_ROW_CFA(r) == RSP && r->cfa_off == 16);
+	cfi_table_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--oracle"))
@@ -948,5 +971,6 @@ int main(int argc, char **argv)
 	RUN(test_cfi_truncated_operand_ends_program);
 	RUN(test_cfi_every_truncation);
 	RUN(test_cfi_huge_fde_range);
+	RUN(test_cfi_long_breg_offset);
 	return unit_done();
 }
