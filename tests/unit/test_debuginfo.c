@@ -236,6 +236,7 @@ static void test_minidebuginfo_size_untrusted(void)
 #ifndef __SANITIZE_ADDRESS__ /* ASan's shadow needs terabytes of address space */
 		setrlimit(RLIMIT_AS, &lim);
 #endif
+		alarm(20);
 		st = symtab_load_elf(path);
 		if (!st)
 			printf("#   symtab_load_elf: %s\n", strerror(errno));
