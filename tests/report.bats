@@ -89,7 +89,8 @@ rec_w() {
 	traces=$(go tool pprof -traces p.pb.gz 2>/dev/null)
 	grep -q 'mix_inl (inline)' <<<"$traces"
 	# The inlined function is no sample Location of its own: no "(inline)" leaf without spin_hidden.
-	sed -n '/mix_inl (inline)/{n;p}' <<<"$traces" | grep -qv 'spin_hidden' && fail "mix_inl not followed by spin_hidden" || true
+	! sed -n '/mix_inl (inline)/{n;p}' <<<"$traces" | grep -v 'spin_hidden' ||
+		fail "mix_inl (inline) followed by the lines above, not by spin_hidden"
 }
 
 @test "report: --no-demangle shows a C++ function's mangled name" {
@@ -117,7 +118,7 @@ SRC
 	grep -q 'geo::Spinner::turn(long)' <<<"$out"
 	out=$(HOME=$PWD report_flat p.data --no-demangle)
 	grep -q '_ZN3geo7Spinner4turnEl' <<<"$out"
-	! grep -q 'geo::Spinner' <<<"$out"
+	! grep -q 'geo::Spinner' <<<"$out" || fail "demangled name with --no-demangle"
 	out=$(HOME=$PWD "$PA_CONVERT" -i p.data --folded --no-demangle)
 	grep -q ';_ZN3geo7Spinner4turnEl ' <<<"$out"
 }
