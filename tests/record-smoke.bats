@@ -40,7 +40,7 @@ C
 	require_root
 	require_perf
 	require_bin "$PA_RECORD"
-	build_dlopen_prog || skip "no C compiler"
+	build_dlopen_prog || fail "cannot build the dlopen test program (gcc: make deps)"
 	pa_record -q -o pa.data -- ./dl "$PWD/libpahot.so"
 	perf report -D -i pa.data 2>/dev/null | grep -E 'PERF_RECORD_MMAP2 .*<[0-9a-f]{40}>.*libpahot\.so$'
 	top=$(perf report -i pa.data --stdio --no-children -g none --sort dso,sym 2>/dev/null |
@@ -70,6 +70,6 @@ C
 	pa_record -q -F 4999 -o pa.data -- "$(wl threads)" 1
 	perf report -i pa.data --stdio >report.txt 2>report.err
 	cat report.err
-	! grep -qiE 'out of order|warning' report.err
+	! grep -qiE 'out of order|warning' report.err || fail "perf warned reading pa-record's file"
 	grep -q 'threads' report.txt
 }
