@@ -171,7 +171,8 @@ SRC
 	echo "$out" | head -12
 	grep -q 'geo::Spinner::turn(long)' <<<"$out"
 	out=$(HOME=$PWD report_flat p.data --no-demangle)
-	grep -q '_ZN3geo7Spinner4turnEl' <<<"$out" || skip "pa-report's --no-demangle does not reach machine_opts yet"
+	grep -q '_ZN3geo7Spinner4turnEl' <<<"$out" || fail "no mangled name with --no-demangle"
+	! grep -q 'geo::Spinner' <<<"$out" || fail "demangled name with --no-demangle"
 }
 
 @test "symbols: Rust (v0) names are demangled" {
@@ -205,7 +206,7 @@ SRC
 
 # serve DIR PORT: a local debuginfod on 127.0.0.1:PORT indexing DIR; waits until it answers.
 serve() {
-	command -v debuginfod >/dev/null || skip "debuginfod not installed (make deps)"
+	command -v debuginfod >/dev/null || fail "debuginfod not installed (make deps installs it)"
 	debuginfod -p "$2" -F "$1" -d "$PWD/dfd.sqlite" >dfd.log 2>&1 &
 	track $!
 	for _ in $(seq 50); do
