@@ -109,7 +109,7 @@ setup() {
 }
 
 @test "unwind: Debian's xz and liblzma: 99% of stacks reach __libc_start_main" {
-	command -v xz >/dev/null || skip "xz not installed"
+	command -v xz >/dev/null || fail "xz not installed (make deps installs xz-utils)"
 	{ head -c 1500000 /dev/urandom | base64; seq 1 300000; } >data.txt
 	pa_record -F 999 -o pa.data -- xz -6 -c data.txt 2>rec.err >/dev/null
 	cat rec.err
@@ -167,6 +167,8 @@ setup() {
 	hot_chains pa.data chain_hot >chains.txt
 	total=$(wc -l <chains.txt)
 	good=$(grep -cxF "chain_hot;chain_b;chain_a;main" chains.txt || true)
+	echo "cfi: $good of $total complete"
+	[ "$total" -ge 100 ] || fail "only $total samples of chain_hot"
 	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
 }
 
