@@ -157,6 +157,8 @@ record_pa() {
 		p=$(awk -v s="$s" '$2 == "[.]" && $3 == s { sub(/%/, "", $1); print $1 }' <<<"$out")
 		o=$(overhead_of "$s" perf.data)
 		echo "$s: perf $p pa-report $o"
+		[ -n "$p" ] || fail "perf report names no $s"
+		[ "$o" != 0.00 ] || fail "pa-report names no $s"
 		d=$(awk -v a="$p" -v b="$o" 'BEGIN { d = a - b; print (d < 0 ? -d : d) }')
 		in_range "$d" 0 1
 	done

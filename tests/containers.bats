@@ -22,7 +22,8 @@ start_contained() {
 		[ -n "$CPID" ] && [ "$(readlink "/proc/$CPID/exe")" = "$PWD/priv/$(basename "$1")" ] && break
 		sleep 0.1
 	done
-	[ -n "$CPID" ] || fail "the contained workload did not start"
+	[ -n "$CPID" ] && [ "$(readlink "/proc/$CPID/exe")" = "$PWD/priv/$(basename "$1")" ] ||
+		fail "the contained workload did not start"
 	track "$CPID"
 }
 
@@ -57,7 +58,7 @@ while (Date.now() < end) t += jsContainedLoop(100000);'
 		[ -n "$CPID" ] && [ "$(cat "/proc/$CPID/comm")" = node ] && break
 		sleep 0.1
 	done
-	[ -n "$CPID" ] || fail "node did not start"
+	[ -n "$CPID" ] && [ "$(cat "/proc/$CPID/comm")" = node ] || fail "node did not start"
 	sleep 0.5
 	# Inside the namespace node is pid 1 and writes /tmp/perf-1.map in its own /tmp.
 	[ ! -e "/tmp/perf-$CPID.map" ]
