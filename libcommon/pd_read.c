@@ -29,9 +29,10 @@
 #define PERF_MAGIC1	    0x454c494652455050ULL
 #define PERF_MAGIC2_SWAPPED 0x50455246494c4532ULL
 
+/* A slot of the id -> event hash table; idx1 is the event's index + 1, 0: empty. */
 struct id_ent {
 	uint64_t id;
-	size_t idx;
+	size_t idx1;
 };
 
 struct pd_reader {
@@ -46,9 +47,9 @@ struct pd_reader {
 	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
 	struct pd_evsel **evsels;
 	size_t nr_evsels, cap_evsels;
-	struct id_ent *idmap; /* sorted on first lookup after an event was added */
+	struct id_ent *idmap; /* open addressing, at most half full; cap_idmap: power of 2 */
 	size_t nr_idmap, cap_idmap;
-	bool idmap_sorted;
+	uint64_t id_seed; /* ids come from the file: where they land must not be predictable */
 	uint64_t nr_unknown_id;
 	struct pd_rfeat feat;
 	bool ordered, eof;
@@ -80,51 +81,77 @@ struct pd_rfeat *pd_reader_feat(struct pd_reader *r)
 	return &r->feat;
 }
 
-static int cmp_id(const void *a, const void *b)
+/* splitmix64's finalizer over the seeded id. */
+static size_t id_slot(const struct pd_reader *r, uint64_t id)
 {
-	const struct id_ent *x = a, *y = b;
+	uint64_t x = id ^ r->id_seed;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return (x ^ (x >> 31)) & (r->cap_idmap - 1);
 }
 
-/* The capacity that holds n more than nr: cap, or doubled from it until it does. */
-static size_t grown(size_t nr, size_t cap, size_t n)
+/* Map id to event idx; an id already mapped keeps its first event. */
+static void id_put(struct pd_reader *r, uint64_t id, size_t idx)
 {
-	size_t c = cap ? cap : 16;
+	size_t i = id_slot(r, id);
 
-	while (c - nr < n)
-		c *= 2;
-	return c;
+	for (; r->idmap[i].idx1; i = (i + 1) & (r->cap_idmap - 1))
+		if (r->idmap[i].id == id)
+			return;
+	r->idmap[i] = (struct id_ent){id, idx + 1};
+	r->nr_idmap++;
+}
+
+/* Room for n more ids, the table rebuilt at twice the size when it would pass half full. */
+static int id_reserve(struct pd_reader *r, size_t n)
+{
+	struct id_ent *old = r->idmap;
+	size_t cap = r->cap_idmap ? r->cap_idmap : 64, old_cap = r->cap_idmap;
+
+	while (cap / 2 < r->nr_idmap + n)
+		cap *= 2;
+	if (cap == old_cap)
+		return 0;
+	r->idmap = calloc(cap, sizeof(*r->idmap));
+	if (!r->idmap) {
+		r->idmap = old;
+		return -ENOMEM;
+	}
+	if (!old_cap)
+		r->id_seed = pa_now_ns() ^ (uintptr_t)r;
+	r->cap_idmap = cap;
+	r->nr_idmap = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].idx1)
+			id_put(r, old[i].id, old[i].idx1 - 1);
+	free(old);
+	return 0;
 }
 
 /*
- * Events arrive one by one (thousands in a file, one record each in a pipe): the arrays
- * grow geometrically and the id map is sorted once, at the next lookup, not per event.
+ * Events arrive one by one (thousands in a file, one record each in a pipe, between
+ * records that look ids up): the array grows geometrically and ids go into a hash
+ * table, so no step costs more than the ids it adds.
  */
 static int add_evsel(struct pd_reader *r, const void *attr, size_t attr_size, const uint64_t *ids,
 		     size_t nr_ids)
 {
-	size_t cap_e = grown(r->nr_evsels, r->cap_evsels, 1);
-	size_t cap_m = grown(r->nr_idmap, r->cap_idmap, nr_ids);
 	struct pd_evsel *e, **v;
-	struct id_ent *m;
 
 	if (r->nr_evsels >= MAX_ATTRS)
 		return fail(r, -EINVAL, "more than %d events", MAX_ATTRS);
-	if (cap_e != r->cap_evsels) {
-		v = realloc(r->evsels, cap_e * sizeof(*v));
+	if (r->nr_evsels == r->cap_evsels) {
+		size_t cap = r->cap_evsels ? 2 * r->cap_evsels : 16;
+
+		v = realloc(r->evsels, cap * sizeof(*v));
 		if (!v)
 			return fail(r, -ENOMEM, "out of memory");
 		r->evsels = v;
-		r->cap_evsels = cap_e;
+		r->cap_evsels = cap;
 	}
-	if (cap_m != r->cap_idmap) {
-		m = realloc(r->idmap, cap_m * sizeof(*m));
-		if (!m)
-			return fail(r, -ENOMEM, "out of memory");
-		r->idmap = m;
-		r->cap_idmap = cap_m;
-	}
+	if (id_reserve(r, nr_ids))
+		return fail(r, -ENOMEM, "out of memory");
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return fail(r, -ENOMEM, "out of memory");
@@ -143,9 +170,7 @@ static int add_evsel(struct pd_reader *r, const void *attr, size_t attr_size, co
 	e->idx = r->nr_evsels;
 	r->evsels[r->nr_evsels++] = e;
 	for (size_t i = 0; i < nr_ids; i++)
-		r->idmap[r->nr_idmap++] = (struct id_ent){ids[i], e->idx};
-	if (nr_ids)
-		r->idmap_sorted = false;
+		id_put(r, ids[i], e->idx);
 	return 0;
 }
 
@@ -690,29 +715,15 @@ const struct pd_evsel *pd_reader_evsel(const struct pd_reader *r, size_t idx)
 	return idx < r->nr_evsels ? r->evsels[idx] : NULL;
 }
 
-const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *cr, uint64_t id)
+const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *r, uint64_t id)
 {
-	/* Sorting the map is a cache update, not a change a caller can see; no reader is a
-	 * const object, so writing through the cast is defined. */
-	struct pd_reader *r = (struct pd_reader *)cr;
-	size_t lo = 0, hi = r->nr_idmap;
-
 	if (r->nr_evsels == 1)
 		return r->evsels[0];
-	if (!r->idmap_sorted && r->nr_idmap) {
-		qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), cmp_id);
-		r->idmap_sorted = true;
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->idmap[mid].id == id)
-			return r->evsels[r->idmap[mid].idx];
-		if (r->idmap[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (!r->nr_idmap)
+		return NULL;
+	for (size_t i = id_slot(r, id); r->idmap[i].idx1; i = (i + 1) & (r->cap_idmap - 1))
+		if (r->idmap[i].id == id)
+			return r->evsels[r->idmap[i].idx1 - 1];
 	return NULL;
 }
 

@@ -1068,6 +1068,72 @@ static void test_features_past_eof(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * Pipe mode: 65536 HEADER_ATTRs of one id each, and after each a sample with that id.
+ * Every attr used to re-sort the whole id map (a lazy sort at the next lookup would do
+ * the same here); ids now go into a hash table.  Each sample finds its own event.
+ */
+static void test_pipe_attrs_between_samples(void)
+{
+	const uint32_t n = 65536;
+	struct perf_pipe_file_header ph = {PERF_MAGIC2, sizeof(ph)};
+	struct {
+		struct perf_event_header h;
+		struct perf_event_attr a;
+		uint64_t id;
+	} ar = {{PERF_RECORD_HEADER_ATTR, 0, sizeof(ar)}, mkattr(PERF_TYPE_SOFTWARE, 0, 0), 0};
+	struct {
+		struct perf_event_header h;
+		uint64_t id;
+	} sr = {{PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(sr)}, 0};
+	char path[300];
+	struct timespec t0, t1;
+	int status = -1;
+	FILE *f;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/pipe_attrs.data", dir);
+	f = fopen(path, "w");
+	CHECK(f && fwrite(&ph, sizeof(ph), 1, f) == 1);
+	ar.a.sample_type = PERF_SAMPLE_IDENTIFIER;
+	for (uint32_t i = 0; f && i < n; i++) {
+		ar.id = sr.id = 1000 + i;
+		CHECK(fwrite(&ar, sizeof(ar), 1, f) == 1 && fwrite(&sr, sizeof(sr), 1, f) == 1);
+	}
+	CHECK(f && fclose(f) == 0);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		char err[256] = "";
+		struct pd_reader *r;
+		struct pd_event ev;
+		uint32_t samples = 0, bad = 0;
+
+		alarm(20);
+		r = pd_reader_open(path, err, sizeof(err));
+		while (r && pd_reader_next(r, &ev) > 0) {
+			if (ev.hdr->type != PERF_RECORD_SAMPLE)
+				continue;
+			bad += ev.evsel != pd_reader_evsel(r, samples);
+			samples++;
+		}
+		if (!r || pd_reader_error(r) || samples != n || bad)
+			printf("#   %s, %u samples, %u with the wrong event\n",
+			       r ? pd_reader_error(r) : err, samples, bad);
+		fflush(stdout);
+		_exit(r && !pd_reader_error(r) && samples == n && !bad ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (WIFSIGNALED(status))
+		printf("#   killed by signal %d\n", WTERMSIG(status));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	printf("#   %u attrs and samples read in %.2f s\n", n,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	unlink(path);
+}
+
 int main(void)
 {
 	dl_iterate_phdr(note_cb, NULL);
@@ -1094,6 +1160,7 @@ int main(void)
 	RUN(test_pipe_attr_size_checked);
 	RUN(test_many_attrs_linear);
 	RUN(test_features_past_eof);
+	RUN(test_pipe_attrs_between_samples);
 	if (getenv("PA_TEST_KEEP")) {
 		printf("# kept %s\n", dir);
 	} else {
