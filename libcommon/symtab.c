@@ -129,7 +129,8 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 	out = malloc((b->n ? b->n : 1) * sizeof(*out));
 	pool = b->plen ? realloc(b->pool, b->plen) : b->pool;
 	st->dnames = calloc(b->n ? b->n : 1, sizeof(*st->dnames));
-	if (!out || !pool || !st->dnames) {
+	/* An empty pool (no symbols at all) is no failure. */
+	if (!out || (b->plen && !pool) || !st->dnames) {
 		free(out);
 		free(st->dnames);
 		st->dnames = NULL;

@@ -262,6 +262,31 @@ static void test_not_elf(void)
 	CHECK(errno == ENOENT);
 }
 
+/* A binary with no symbol at all (stripped, nothing dynamic) loads as an empty table. */
+static void test_no_symbols(void)
+{
+	char path[] = "/tmp/pa-nosym-XXXXXX", cmd[256];
+	struct symtab *st;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'void _start(void){for(;;);}' | cc -x c -nostdlib -static -s -o %s -",
+		 path);
+	CHECK(system(cmd) == 0);
+	errno = 0;
+	st = symtab_load_elf(path);
+	CHECK(st != NULL);
+	if (!st)
+		printf("#   symtab_load_elf: %s\n", strerror(errno));
+	CHECK(st && symtab_size(st) == 0);
+	symtab_free(st);
+	unlink(path);
+}
+
 static void test_build_ids(void)
 {
 	uint8_t a[BID_MAX], b[BID_MAX];
@@ -324,6 +349,7 @@ int main(void)
 	RUN(test_kallsyms_restricted);
 	RUN(test_perfmap_sizes_and_aliases);
 	RUN(test_not_elf);
+	RUN(test_no_symbols);
 	RUN(test_build_ids);
 	RUN(test_libc_speed);
 	return unit_done();
