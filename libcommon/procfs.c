@@ -114,16 +114,26 @@ static int parse_map_line(char *line, struct proc_map *m, bool *deleted)
 
 int proc_read_maps(pid_t pid, bool exec_only, struct proc_map **maps)
 {
-	struct proc_map *v = NULL, *nv;
-	size_t n = 0, cap = 0;
-	char path[64], *buf, *line, *save = NULL;
+	char path[64], *buf;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = read_file(path, &buf, NULL);
 	if (err)
 		return err;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	err = proc_parse_maps(buf, exec_only, maps);
+	free(buf);
+	return err;
+}
+
+int proc_parse_maps(char *text, bool exec_only, struct proc_map **maps)
+{
+	struct proc_map *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	char *line, *save = NULL;
+	int err;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct proc_map m = {0};
 		bool deleted;
 		int r = parse_map_line(line, &m, &deleted);
@@ -151,11 +161,9 @@ int proc_read_maps(pid_t pid, bool exec_only, struct proc_map **maps)
 		}
 		v[n++] = m;
 	}
-	free(buf);
 	*maps = v;
 	return (int)n;
 fail:
-	free(buf);
 	proc_maps_free(v, n);
 	return err;
 }

@@ -21,6 +21,8 @@ struct proc_map {
 /* Parse /proc/PID/maps.  exec_only keeps only executable mappings (what samples hit).
  * Returns the count (>= 0) with *maps malloc'ed (free with proc_maps_free), or -errno. */
 int proc_read_maps(pid_t pid, bool exec_only, struct proc_map **maps);
+/* The same from maps text (NUL-terminated, cut into lines in place). */
+int proc_parse_maps(char *text, bool exec_only, struct proc_map **maps);
 void proc_maps_free(struct proc_map *maps, size_t n);
 
 /* Thread ids under /proc/PID/task.  Count or -errno; *tids malloc'ed. */
