@@ -1,6 +1,14 @@
 # perf-agent: one entry point.  `make` builds, `make check` tests, `make demo` shows.
 # Every output goes under $(O); nothing generated lands in the source tree.
 
+# SAN=1: user space (libcommon, the commands, unit tests) with ASan and UBSan, in its
+# own build directory; BPF objects and workloads are built as always.
+ifeq ($(SAN),1)
+O          ?= build-san
+SAN_CFLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+export ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:print_summary=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+endif
 O        ?= build
 CC       ?= gcc
 CLANG    ?= clang
@@ -14,6 +22,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -D_GNU_SOURCE -Ilibcommon -Ibpf -I$(O) -I$(O)/gen
+CFLAGS   += $(SAN_CFLAGS)
 LDLIBS   := -lbpf -lelf -lz -lprotobuf-c -ldw -llzma -liberty -lm
 BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
 
@@ -56,7 +65,7 @@ $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: libcommon/profile.proto
 	$(PROTOC_C) --proto_path=libcommon --c_out=$(O)/gen profile.proto
 
 $(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
-	$(CC) -O2 -g -Wall -I$(O)/gen -c $< -o $@
+	$(CC) -O2 -g -Wall $(SAN_CFLAGS) -I$(O)/gen -c $< -o $@
 
 $(O)/libcommon/%.o: libcommon/%.c $(wildcard libcommon/*.h) $(O)/gen/profile.pb-c.h
 	@mkdir -p $(@D)
