@@ -342,7 +342,8 @@ int rec_sideband_drain(struct rec_session *s)
 	b->n = 0;
 	for (i = 0; i < (size_t)s->nr_cpus && !err; i++)
 		err = sb_collect(s, i);
-	qsort(b->idx, b->n, sizeof(*b->idx), ref_cmp);
+	if (b->n) /* idx is NULL until a record arrives */
+		qsort(b->idx, b->n, sizeof(*b->idx), ref_cmp);
 	for (i = 0; i < b->n && !err; i++)
 		err = sb_record(s, &s->cpus[b->idx[i].cpu_idx],
 				(const struct perf_event_header *)(b->buf + b->idx[i].off));
