@@ -549,8 +549,10 @@ int main(int argc, char **argv)
 	int err;
 
 	pa_set_progname("pa-record");
-	if (parse_args(&s.opts, argc, argv))
+	if (parse_args(&s.opts, argc, argv)) {
+		free(s.opts.pids);
 		return 1;
+	}
 	pa_set_quiet(s.opts.quiet);
 	s.self = getpid();
 	install_signals();
