@@ -268,7 +268,9 @@ static bool dbgd_open(struct dbg_finder *f)
 	f->dbgd_failed = true;
 	if (!f->urls)
 		return false; /* offline: never wait on a network */
-	api->handle = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	/* NODELETE: dlclose would unload libcurl and its TLS stack with their global state
+	 * still allocated, lost (leaked) at each dlopen. */
+	api->handle = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
 	if (!api->handle)
 		return false;
 	*(void **)&api->begin = dlsym(api->handle, "debuginfod_begin");
