@@ -235,6 +235,8 @@ static void test_minidebuginfo_size_untrusted(void)
 
 #ifndef __SANITIZE_ADDRESS__ /* ASan's shadow needs terabytes of address space */
 		setrlimit(RLIMIT_AS, &lim);
+#else
+		(void)lim;
 #endif
 		alarm(20);
 		st = symtab_load_elf(path);
@@ -345,6 +347,8 @@ static void test_symtab_shared_long_name(void)
 
 #ifndef __SANITIZE_ADDRESS__ /* ASan's shadow needs terabytes of address space */
 		setrlimit(RLIMIT_AS, &lim);
+#else
+		(void)lim;
 #endif
 		alarm(20);
 		st = symtab_load_elf(path);

@@ -948,6 +948,8 @@ static int open_limited(const char *path, const char *want, uint64_t nr, double 
 
 #ifndef __SANITIZE_ADDRESS__ /* ASan's shadow needs terabytes of address space */
 		setrlimit(RLIMIT_AS, &lim);
+#else
+		(void)lim;
 #endif
 		alarm(20);
 		r = pd_reader_open(path, err, sizeof(err));
