@@ -33,39 +33,31 @@ static char refused_prog[64];
 static char refused_why[256];
 
 /*
- * The verifier's reason in its log: the first of the lines just before its
- * closing statistics ("processed N insns") that is not an instruction or a state.
+ * The verifier's reason in its log: the first line of the last run of lines that
+ * are not instructions or states before its closing statistics ("processed N insns").
  */
 static void keep_refusal(const char *log)
 {
-	const char *lines[8], *p = log, *nl;
-	int n = 0, i, first = -1;
+	const char *p, *nl, *why = NULL;
+	bool in_text = false;
 
 	if (sscanf(log, "prog '%63[^']'", refused_prog) != 1)
 		refused_prog[0] = '\0';
 	refused_why[0] = '\0';
-	for (; *p && strncmp(p, "processed ", 10); p = nl + 1) {
-		lines[n++ % 8] = p;
+	for (p = log; *p && strncmp(p, "processed ", 10); p = nl + 1) {
+		bool stat = !strncmp(p, "verification time", 17) || !strncmp(p, "stack depth", 11);
+		bool text = !stat && !(*p >= '0' && *p <= '9') && *p != ';' && *p != '\n';
+
+		if (text && !in_text)
+			why = p;
+		if (!stat)
+			in_text = text;
 		nl = strchr(p, '\n');
 		if (!nl)
-			return;
+			break;
 	}
-	for (i = n - 1; i >= 0 && i >= n - 8; i--) {
-		const char *l = lines[i % 8];
-
-		if ((*l >= '0' && *l <= '9') || *l == ';' || *l == '\n' ||
-		    !strncmp(l, "verification time", 17) || !strncmp(l, "stack depth", 11)) {
-			if (first >= 0)
-				break;
-			continue;
-		}
-		first = i;
-	}
-	if (first >= 0) {
-		const char *l = lines[first % 8];
-
-		snprintf(refused_why, sizeof(refused_why), "%.*s", (int)strcspn(l, "\n"), l);
-	}
+	if (why)
+		snprintf(refused_why, sizeof(refused_why), "%.*s", (int)strcspn(why, "\n"), why);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
