@@ -107,6 +107,32 @@ bench: tests
 bench-%: tests
 	@O=$(O) bench/$*
 
+# make fuzz: each tests/fuzz/fuzz_NAME.c as a libFuzzer binary (clang, ASan and UBSan,
+# libcommon rebuilt the same way under $(FUZZ_O)), run FUZZ_S seconds in turn on a
+# scratch copy of tests/fuzz/corpus/NAME; fails if any target crashes.
+FUZZ_S     ?= 60
+FUZZ_O     ?= build-fuzz
+FUZZ_CC    ?= $(CLANG)
+FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+
+.PHONY: fuzz fuzz-build
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@FUZZ_O=$(FUZZ_O) FUZZ_S=$(FUZZ_S) tests/fuzz/run $(FUZZ_NAMES)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(FUZZ_CC) SAN= \
+		SAN_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_FLAGS)" \
+		$(addprefix $(FUZZ_O)/fuzz/fuzz_,$(FUZZ_NAMES))
+
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz $< $(O)/libcommon.a $(LDLIBS) -o $@
+
+# The replay test includes every fuzz target's source.
+$(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
+
 lint:
 	scripts/lint-bats
 	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c)

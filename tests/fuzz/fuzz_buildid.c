@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What identifies an ELF file's debug file: the NT_GNU_BUILD_ID note (sections, then
+ * PT_NOTE segments) from an fd, and the .gnu_debuglink name and CRC from a path.
+ */
+#include <string.h>
+
+#include "buildid.h"
+#include "debuginfo.h"
+#include "fuzz.h"
+
+FUZZ_TARGET(buildid)
+{
+	uint8_t bid[BID_MAX];
+	char path[64], link[4096], hex[2 * BID_MAX + 1];
+	volatile size_t sink = 0;
+	uint32_t crc;
+	int n, fd = fuzz_memfd(data, size);
+
+	n = bid_read_fd(fd, bid);
+	if (n > 0) {
+		bid_to_hex(hex, bid, (size_t)n);
+		sink += strlen(hex);
+	}
+	if (!dbg_read_debuglink(fuzz_fd_path(fd, path, sizeof(path)), link, sizeof(link), &crc))
+		sink += strlen(link) + crc;
+	(void)sink;
+	close(fd);
+	return 0;
+}
