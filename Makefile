@@ -91,6 +91,7 @@ $(O)/tests/workloads/%: tests/workloads/%.c
 tests: all $(UNIT_BINS) $(WL_BINS)
 
 check: deps
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory tests
 	@O=$(O) tests/run-all
 
