@@ -54,8 +54,8 @@ __u32 switch_ins_seen;
 /* Tests (PA_RECORD_DROP_EVERY): every Nth sample is dropped as if the buffer were full. */
 const volatile __u32 drop_every = 0;
 __u32 submits_seen;
-/* PROFILE_USTACK_SYS_EXIT: threads with a user stack pending, so that the system
- * calls of everyone else cost no look-up while there are none. */
+/* PROFILE_USTACK_RSEQ, _SYS_EXIT: threads with a user stack pending, so that the
+ * returns to user space of everyone else cost no look-up while there are none. */
 __u64 ustacks_pending;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
@@ -116,8 +116,8 @@ struct offcpu_when {
 	__u64 time; /* switch-out, sched_now(); 0: not timing */
 	__u32 cpu;  /* the CPU it left */
 	__u8 state; /* PROFILE_STATE_* */
-	/* PROFILE_USTACK_SYS_EXIT: samples wait for the user stack at the exit of the
-	 * system call whose user registers (stack pointer, pc) these are. */
+	/* PROFILE_USTACK_RSEQ, _SYS_EXIT: samples wait for the user stack at the
+	 * return to user space with these user registers (stack pointer, pc). */
 	__u8 ustack_pending;
 	__u8 __pad[2];
 	__u64 user_sp, user_ip;
@@ -418,12 +418,17 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 }
 
 /*
- * Whether a stretch in state has its stacks stashed at switch-out (offcpu_stacks).
- * PROFILE_USTACK_SYS_EXIT defers only sleeps: they end in a system call's exit,
- * where other waits (a page fault's I/O, a preemption) need not.
+ * Whether task's stretch in state has its stacks stashed at switch-out
+ * (offcpu_stacks).  PROFILE_USTACK_RSEQ defers the threads that registered an
+ * rseq area: the kernel passes rseq_update on their every return to user space
+ * after a switch.  PROFILE_USTACK_SYS_EXIT defers only sleeps: they end in a
+ * system call's exit, where other waits (a page fault's I/O, a preemption) need
+ * not.
  */
-static __always_inline bool stashed_at_switch_out(__u8 state)
+static __always_inline bool stashed_at_switch_out(struct task_struct *task, __u8 state)
 {
+	if (offcpu_ustack == PROFILE_USTACK_RSEQ)
+		return !BPF_CORE_READ(task, rseq);
 	return offcpu_ustack == PROFILE_USTACK_SWITCH_OUT ||
 	       (offcpu_ustack == PROFILE_USTACK_SYS_EXIT && state != PROFILE_STATE_SLEEP);
 }
@@ -460,7 +465,7 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 	count(PROFILE_UNTRACED_IN, 1);
 	if (delta < offcpu_min_ns)
 		return;
-	if (stashed_at_switch_out(w->state))
+	if (stashed_at_switch_out(task, w->state))
 		s = bpf_map_lookup_elem(&offcpu_stacks, &tid);
 	if (!s) {
 		s = bpf_map_lookup_elem(&scratch, &slot);
@@ -536,7 +541,7 @@ static __always_inline void offcpu_out(void *ctx, bool preempt, struct task_stru
 	}
 	w->cpu = bpf_get_smp_processor_id();
 	w->state = state;
-	if (stashed_at_switch_out(state) && !stash_stacks(ctx, tgid, tid, state, !btf)) {
+	if (stashed_at_switch_out(prev, state) && !stash_stacks(ctx, tgid, tid, state, !btf)) {
 		w->time = 0;
 		return;
 	}
@@ -646,13 +651,14 @@ static __always_inline bool ustack_later(struct task_struct *next, __u32 tid)
 }
 
 /*
- * PROFILE_USTACK_SYS_EXIT: next's user stack is to be taken at the exit of the
- * system call it slept in, known by the user registers it entered the kernel with.
- * A stack still pending for other registers is for a wait that went back to user
- * space without a system call exit: it will not come.
+ * PROFILE_USTACK_RSEQ, _SYS_EXIT: next's user stack is to be taken as it returns to
+ * user space (rseq_update), or at the exit of the system call it slept in
+ * (sys_exit), known by the user registers it entered the kernel with.  A stack
+ * still pending for other registers is for a wait that went back to user space
+ * without passing there: it will not come.
  */
-static __always_inline void ustack_at_sys_exit(struct offcpu_when *w, struct task_struct *next,
-					       __u32 tid)
+static __always_inline void ustack_at_return(struct offcpu_when *w, struct task_struct *next,
+					     __u32 tid)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(next);
 	__u64 sp = PT_REGS_SP_CORE(regs), ip = PT_REGS_IP_CORE(regs);
@@ -681,7 +687,7 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 	if (!out)
 		return;
 	out->flags = 0;
-	if (stashed_at_switch_out(w->state)) {
+	if (stashed_at_switch_out(next, w->state)) {
 		st = bpf_map_lookup_elem(&offcpu_stacks, &tid);
 		if (!st) {
 			count(PROFILE_LOST_STASH, 1);
@@ -707,7 +713,7 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 		else
 			count(PROFILE_LOST_USTACK, 1);
 	} else if (!st) {
-		ustack_at_sys_exit(w, next, tid);
+		ustack_at_return(w, next, tid);
 		out->flags |= PROFILE_F_USTACK_LATER;
 	}
 	if (!submit(out))
@@ -788,32 +794,51 @@ int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
- * PROFILE_USTACK_SYS_EXIT: a thread whose sleep was emitted leaves the system call
- * it slept in.  With the user registers it entered with, its user stack is the
- * one it blocked with; with others it went back to user space some other way and
- * has run since, and its held samples get no user stack.  Every system call on the
- * machine passes here: while no thread has a stack pending, at the cost of one
- * load.
+ * The current thread goes back to user space with user registers regs: if a stack
+ * is pending for it and the registers are those it entered the kernel with, its
+ * user stack is the one it blocked with; with others it went back some other way
+ * and has run since, and its held samples get no user stack.  While no thread has
+ * a stack pending this costs one load.
  */
-SEC("tp_btf/sys_exit")
-int on_sys_exit(__u64 *ctx)
+static __always_inline void ustack_returning(struct pt_regs *regs)
 {
-	struct pt_regs *regs = (void *)ctx[0];
 	struct task_struct *cur;
 	struct offcpu_when *w;
 
 	if (!ustacks_pending)
-		return 0;
+		return;
 	cur = bpf_get_current_task_btf();
 	w = bpf_task_storage_get(&offcpu_tasks, cur, NULL, 0);
 	if (!w || !w->ustack_pending)
-		return 0;
+		return;
 	w->ustack_pending = 0;
 	__sync_fetch_and_sub(&ustacks_pending, 1);
 	if (PT_REGS_SP_CORE(regs) == w->user_sp && PT_REGS_IP_CORE(regs) == w->user_ip)
 		send_ustack();
 	else
 		send_no_ustack(cur->tgid, cur->pid);
+}
+
+/*
+ * PROFILE_USTACK_RSEQ: a thread with an rseq area (glibc registers one for every
+ * thread) passes here on its way back to user space after every switch-out, from
+ * a system call, a page fault or an interrupt alike.  Only those threads pay.
+ */
+SEC("tp_btf/rseq_update")
+int on_rseq_update(__u64 *ctx __attribute__((unused)))
+{
+	ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	return 0;
+}
+
+/*
+ * PROFILE_USTACK_SYS_EXIT: a thread whose sleep was emitted leaves the system call
+ * it slept in.  Every system call on the machine passes here.
+ */
+SEC("tp_btf/sys_exit")
+int on_sys_exit(__u64 *ctx)
+{
+	ustack_returning((struct pt_regs *)ctx[0]);
 	return 0;
 }
 

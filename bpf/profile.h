@@ -38,8 +38,9 @@
  * blocked with, so the stack can wait until a stretch is known to be long enough.
  */
 #define PROFILE_USTACK_TASK_WORK  0 /* task_work at the return to user space */
-#define PROFILE_USTACK_SYS_EXIT	  1 /* sleeps: at the system call's exit; others: switch-out */
-#define PROFILE_USTACK_SWITCH_OUT 2 /* walked at every switch-out */
+#define PROFILE_USTACK_RSEQ	  1 /* rseq threads: at the return to user; others: switch-out */
+#define PROFILE_USTACK_SYS_EXIT	  2 /* sleeps: at the system call's exit; others: switch-out */
+#define PROFILE_USTACK_SWITCH_OUT 3 /* walked at every switch-out */
 
 /*
  * profile_sample.state for off-CPU samples: why the thread left the CPU, from

@@ -179,6 +179,7 @@ record_sleep() {
 # The off-CPU methods as pa-record -v names them, cheapest first (PA_RECORD_SWITCH).
 declare -gA method_name=(
 	[task-work]="tp_btf/sched_switch, user stacks from a task_work"
+	[rseq]="tp_btf/sched_switch, rseq threads' user stacks at tp_btf/rseq_update"
 	[sys-exit]="tp_btf/sched_switch, sleeps' user stacks at tp_btf/sys_exit"
 	[switch-out]="tp_btf/sched_switch, user stacks at switch-out"
 	[raw-tp]="raw_tp/sched_switch, stacks at switch-out"
@@ -207,7 +208,7 @@ use_method() {
 	record_sleep
 	used=$(method_used)
 	[ -n "$used" ] || fail "pa-record -v did not say which method it used"
-	for m in task-work sys-exit switch-out raw-tp; do
+	for m in task-work rseq sys-exit switch-out raw-tp; do
 		[ "${method_name[$m]}" = "$used" ] && break
 		grep -F "pa-record: off-CPU: ${method_name[$m]}" rec.err | grep -qE 'refused \(.+\)' ||
 			fail "$m was passed over without a refusal: $(grep 'off-CPU' rec.err)"
@@ -218,6 +219,21 @@ use_method() {
 @test "offcpu: the user stack comes from a task_work where the kernel loads that method" {
 	require_root
 	use_method task-work
+	if grep -q 'have no user stack' rec.err; then fail "$(grep 'no user stack' rec.err)"; fi
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: user stacks taken at the return to user space (rseq_update) record the same sleep" {
+	require_root
+	use_method rseq
+	if grep -q 'have no user stack' rec.err; then fail "$(grep 'no user stack' rec.err)"; fi
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: under the rseq method a thread without rseq keeps its user stack (walked at switch-out)" {
+	require_root
+	# glibc registers no rseq area with this tunable: no rseq_update for its threads.
+	GLIBC_TUNABLES=glibc.pthread.rseq=0 use_method rseq
 	if grep -q 'have no user stack' rec.err; then fail "$(grep 'no user stack' rec.err)"; fi
 	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
 }
@@ -259,7 +275,7 @@ untraced_count() {
 	# The cheapest method this kernel loads, task-work or sys-exit, defers the stack.
 	PA_RECORD_SKIP_SWITCH_IN=3 record_sleep
 	case $(method_used) in
-	"${method_name[task-work]}" | "${method_name[sys-exit]}") ;;
+	"${method_name[task-work]}" | "${method_name[rseq]}" | "${method_name[sys-exit]}") ;;
 	*) skip "this kernel loads no method that defers user stacks: $(method_used)" ;;
 	esac
 	[ "$(untraced_count)" -ge 3 ] || fail "only $(untraced_count) switch-ins were skipped"

@@ -320,6 +320,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (env && *env) {
 		static const char *const names[REC_SWITCH_NR] = {
 			[REC_SWITCH_TASK_WORK] = "task-work",
+			[REC_SWITCH_RSEQ] = "rseq",
 			[REC_SWITCH_SYS_EXIT] = "sys-exit",
 			[REC_SWITCH_SWITCH_OUT] = "switch-out",
 			[REC_SWITCH_RAW_TP] = "raw-tp",
@@ -329,9 +330,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		for (i = 0; i < REC_SWITCH_NR && strcmp(env, names[i]); i++)
 			;
 		if (i == REC_SWITCH_NR) {
-			pa_err("PA_RECORD_SWITCH=%s: unknown; use task-work, sys-exit, switch-out "
-			       "or "
-			       "raw-tp",
+			pa_err("PA_RECORD_SWITCH=%s: unknown; use task-work, rseq, sys-exit, "
+			       "switch-out or raw-tp",
 			       env);
 			return -EINVAL;
 		}
@@ -512,8 +512,8 @@ static void summary(struct rec_session *s)
 	/* A few are expected: threads that stop or die before returning to user space. */
 	if (s->off_no_ustack && (s->opts.verbose || s->off_no_ustack * 100 > s->off_samples))
 		pa_warn("%llu off-CPU samples have no user stack (the thread did not return to "
-			"user space before it exited or the recording stopped, or returned "
-			"without leaving the system call it slept in)",
+			"user space before it exited or the recording stopped, or went back "
+			"another way than the one it blocked in)",
 			(unsigned long long)s->off_no_ustack);
 	if (s->off_untraced_in && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches ended by a switch-in the sched_switch tracepoint "

@@ -31,6 +31,7 @@ struct rec_unwind;
  */
 enum rec_switch_method {
 	REC_SWITCH_TASK_WORK,  /* tp_btf; user stack from a task_work at return to user */
+	REC_SWITCH_RSEQ,       /* tp_btf; rseq threads' user stack at rseq_update */
 	REC_SWITCH_SYS_EXIT,   /* tp_btf; sleeps' user stack at the system call's exit */
 	REC_SWITCH_SWITCH_OUT, /* tp_btf; user stack walked at every switch-out */
 	REC_SWITCH_RAW_TP,     /* raw_tp; both stacks walked at every switch-out */
@@ -145,7 +146,7 @@ struct rec_session {
 	int switch_method;		 /* REC_SWITCH_* in use */
 	bool open_waits;		 /* offcpu_open loaded: stretches open at the end */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
-	struct bpf_link *sys_exit_link;	 /* sys_exit, REC_SWITCH_SYS_EXIT only */
+	struct bpf_link *return_link;	 /* rseq_update or sys_exit: REC_SWITCH_RSEQ, _SYS_EXIT */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
 	struct rec_unwind *uw; /* CFI walker's tables, NULL with --unwind fp */

@@ -167,6 +167,7 @@ int rec_cpus_init(struct rec_session *s)
 
 static const char *const switch_names[REC_SWITCH_NR] = {
 	[REC_SWITCH_TASK_WORK] = "tp_btf/sched_switch, user stacks from a task_work",
+	[REC_SWITCH_RSEQ] = "tp_btf/sched_switch, rseq threads' user stacks at tp_btf/rseq_update",
 	[REC_SWITCH_SYS_EXIT] = "tp_btf/sched_switch, sleeps' user stacks at tp_btf/sys_exit",
 	[REC_SWITCH_SWITCH_OUT] = "tp_btf/sched_switch, user stacks at switch-out",
 	[REC_SWITCH_RAW_TP] = "raw_tp/sched_switch, stacks at switch-out",
@@ -201,6 +202,7 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	skel->rodata->offcpu_states = o->offcpu_states;
 	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK  ? PROFILE_USTACK_TASK_WORK
+				      : method == REC_SWITCH_RSEQ     ? PROFILE_USTACK_RSEQ
 				      : method == REC_SWITCH_SYS_EXIT ? PROFILE_USTACK_SYS_EXIT
 								      : PROFILE_USTACK_SWITCH_OUT;
 	skel->rodata->offcpu_by_tid = raw_tp;
@@ -234,12 +236,15 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoload(skel->progs.on_sample, !o->no_cpu);
 	bpf_program__set_autoload(skel->progs.on_switch_btf, o->offcpu && !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
+	bpf_program__set_autoload(skel->progs.on_rseq_update,
+				  o->offcpu && method == REC_SWITCH_RSEQ);
 	bpf_program__set_autoload(skel->progs.on_sys_exit,
 				  o->offcpu && method == REC_SWITCH_SYS_EXIT);
 	bpf_program__set_autoload(skel->progs.offcpu_open, o->offcpu && open_waits);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
+	bpf_program__set_autoattach(skel->progs.on_rseq_update, false);
 	bpf_program__set_autoattach(skel->progs.on_sys_exit, false);
 	rec_unwind_configure(s);
 	return 0;
@@ -475,13 +480,17 @@ int rec_events_enable(struct rec_session *s)
 		}
 	if (s->opts.offcpu) {
 		s->skel->bss->offcpu_start_ns = pa_now_ns();
-		/* Before sched_switch: every stack it leaves pending has its exit seen. */
-		if (s->switch_method == REC_SWITCH_SYS_EXIT) {
-			s->sys_exit_link = bpf_program__attach(s->skel->progs.on_sys_exit);
-			if (!s->sys_exit_link) {
+		/* Before sched_switch: every stack it leaves pending has its return seen. */
+		if (s->switch_method == REC_SWITCH_RSEQ ||
+		    s->switch_method == REC_SWITCH_SYS_EXIT) {
+			bool rseq = s->switch_method == REC_SWITCH_RSEQ;
+
+			s->return_link = bpf_program__attach(rseq ? s->skel->progs.on_rseq_update
+								  : s->skel->progs.on_sys_exit);
+			if (!s->return_link) {
 				err = -errno;
-				pa_err("cannot attach to the sys_exit tracepoint: %s (%s)",
-				       strerror(-err),
+				pa_err("cannot attach to the %s tracepoint: %s (%s)",
+				       rseq ? "rseq_update" : "sys_exit", strerror(-err),
 				       libbpf_last[0] ? libbpf_last : "no libbpf message");
 				return err;
 			}
@@ -558,8 +567,8 @@ void rec_session_teardown(struct rec_session *s)
 	s->cpu_by_nr = NULL;
 	bpf_link__destroy(s->switch_link);
 	s->switch_link = NULL;
-	bpf_link__destroy(s->sys_exit_link);
-	s->sys_exit_link = NULL;
+	bpf_link__destroy(s->return_link);
+	s->return_link = NULL;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	rec_unwind_free(s);
