@@ -827,7 +827,9 @@ static __always_inline void ustack_returning(struct pt_regs *regs)
 SEC("tp_btf/rseq_update")
 int on_rseq_update(__u64 *ctx __attribute__((unused)))
 {
-	ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	/* Tested here too: the registers cost a helper call. */
+	if (ustacks_pending)
+		ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 	return 0;
 }
 
