@@ -834,6 +834,19 @@ int on_rseq_update(__u64 *ctx __attribute__((unused)))
 }
 
 /*
+ * PROFILE_USTACK_RSEQ: a thread that dies in the kernel (a fatal signal is handled
+ * before rseq on the way out) never passes rseq_update: its stack is taken as it
+ * exits, while its memory is still mapped.
+ */
+SEC("tp_btf/sched_process_exit")
+int on_exit_ustack(__u64 *ctx __attribute__((unused)))
+{
+	if (ustacks_pending)
+		ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	return 0;
+}
+
+/*
  * PROFILE_USTACK_SYS_EXIT: a thread whose sleep was emitted leaves the system call
  * it slept in.  Every system call on the machine passes here.
  */

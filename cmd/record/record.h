@@ -147,6 +147,7 @@ struct rec_session {
 	bool open_waits;		 /* offcpu_open loaded: stretches open at the end */
 	struct bpf_link *switch_link;	 /* sched_switch, while recording off-CPU */
 	struct bpf_link *return_link;	 /* rseq_update or sys_exit: REC_SWITCH_RSEQ, _SYS_EXIT */
+	struct bpf_link *exit_link;	 /* sched_process_exit: REC_SWITCH_RSEQ */
 	uint64_t sched_lo, sched_hi;	 /* .sched.text: cut from off-CPU kernel stacks */
 
 	struct rec_unwind *uw; /* CFI walker's tables, NULL with --unwind fp */

@@ -238,6 +238,8 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
 	bpf_program__set_autoload(skel->progs.on_rseq_update,
 				  o->offcpu && method == REC_SWITCH_RSEQ);
+	bpf_program__set_autoload(skel->progs.on_exit_ustack,
+				  o->offcpu && method == REC_SWITCH_RSEQ);
 	bpf_program__set_autoload(skel->progs.on_sys_exit,
 				  o->offcpu && method == REC_SWITCH_SYS_EXIT);
 	bpf_program__set_autoload(skel->progs.offcpu_open, o->offcpu && open_waits);
@@ -245,6 +247,7 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
 	bpf_program__set_autoattach(skel->progs.on_rseq_update, false);
+	bpf_program__set_autoattach(skel->progs.on_exit_ustack, false);
 	bpf_program__set_autoattach(skel->progs.on_sys_exit, false);
 	rec_unwind_configure(s);
 	return 0;
@@ -494,6 +497,16 @@ int rec_events_enable(struct rec_session *s)
 				       libbpf_last[0] ? libbpf_last : "no libbpf message");
 				return err;
 			}
+			s->exit_link =
+				rseq ? bpf_program__attach(s->skel->progs.on_exit_ustack) : NULL;
+			if (rseq && !s->exit_link) {
+				err = -errno;
+				pa_err("cannot attach to the sched_process_exit tracepoint: %s "
+				       "(%s)",
+				       strerror(-err),
+				       libbpf_last[0] ? libbpf_last : "no libbpf message");
+				return err;
+			}
 		}
 		s->switch_link = bpf_program__attach(s->switch_prog);
 		if (!s->switch_link) {
@@ -569,6 +582,8 @@ void rec_session_teardown(struct rec_session *s)
 	s->switch_link = NULL;
 	bpf_link__destroy(s->return_link);
 	s->return_link = NULL;
+	bpf_link__destroy(s->exit_link);
+	s->exit_link = NULL;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	rec_unwind_free(s);
