@@ -10,9 +10,11 @@
  * ns it spent off the CPU.  A thread blocked in the kernel goes back to user space
  * with the stack it blocked with, so its user stack can wait until the stretch is
  * known to be emitted: taken by a task_work as it returns to user space where the
- * verifier lets a tracepoint schedule one, else at the exit of the system call it
- * slept in (sleeps; other waits are walked at switch-out), else at every switch-out.
- * pa-record loads the first of these that the kernel accepts.
+ * verifier lets a tracepoint schedule one, else as it passes rseq_update on its way
+ * back (threads with an rseq area; others are walked at switch-out), else at the
+ * exit of the system call it slept in (sleeps; other waits are walked at
+ * switch-out), else at every switch-out.  pa-record loads the first of these that
+ * the kernel accepts.
  */
 /*
  * The map value that carries a task_work needs the type under its kernel name,
