@@ -112,7 +112,7 @@ pprof_top_sym() {
 	head -5 cpu.folded
 	[ -s cpu.folded ]
 	# Every line: frames joined by ';' then one space and a positive count.
-	! grep -vE '^[^;]+(;[^;]+)* [1-9][0-9]*$' cpu.folded || fail "malformed folded lines above"
+	if grep -vE '^[^;]+(;[^;]+)* [1-9][0-9]*$' cpu.folded; then fail "malformed folded lines above"; fi
 	# The comm is the first frame, main before work_loop before the leaf.
 	grep -qE '^cpu_split;(.*;)?main;work_loop;hot_a [0-9]+$' cpu.folded
 	sort -c cpu.folded

@@ -9,7 +9,7 @@ load lib/helpers
 one_error_line() {
 	echo "status=$status output:"
 	echo "$output"
-	! is_crash "$status" || fail "crashed with status $status"
+	if is_crash "$status"; then fail "crashed with status $status"; fi
 	[ "$status" -eq 1 ] || fail "exit status $status, want 1"
 	[ "${#lines[@]}" -eq 1 ] || fail "${#lines[@]} lines of output, want 1"
 	[[ ${lines[0]} == "$1: error: "* ]] || fail "not a '$1: error:' line"
@@ -115,7 +115,7 @@ good_file() {
 	run pa_record --no-such-option -a
 	echo "$output"
 	[ "$status" -ne 0 ]
-	! is_crash "$status" || fail "crashed with status $status"
+	if is_crash "$status"; then fail "crashed with status $status"; fi
 	[ "${#lines[@]}" -le 2 ]
 }
 
@@ -189,7 +189,7 @@ good_file() {
 	dd if=/dev/urandom of=smashed.data bs=1 seek=400 count=4096 conv=notrunc status=none
 	run "$PA_REPORT" -i smashed.data
 	echo "status=$status"
-	! is_crash "$status" || fail "crashed with status $status"
+	if is_crash "$status"; then fail "crashed with status $status"; fi
 	[ "$size" -gt 4496 ]
 }
 

@@ -53,7 +53,7 @@ load lib/helpers
 	pa_record -q --no-kernel -o sys.data -- "$w" 2
 	out=$(report_flat sys.data)
 	echo "$out"
-	! grep -qE '^\s+[0-9.]+%\s+\[k\] ' <<<"$out" || fail "[k] entries with --no-kernel"
+	if grep -qE '^\s+[0-9.]+%\s+\[k\] ' <<<"$out"; then fail "[k] entries with --no-kernel"; fi
 	[ "$(samples_in sys.data)" -gt 0 ]
 }
 

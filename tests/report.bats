@@ -45,7 +45,7 @@ rec_w() {
 	echo "$out" | head -5
 	top=$(grep -m1 -E '^\s+[0-9.]+%' <<<"$out")
 	[[ $top == *"[.] spin_hidden"* ]] || fail "top entry: $top"
-	! grep -q '\[.\] mix_inl' <<<"$out" || fail "mix_inl stole an entry"
+	if grep -q '\[.\] mix_inl' <<<"$out"; then fail "mix_inl stole an entry"; fi
 }
 
 @test "report: the call graph shows the inlined function as 'mix_inl (inlined)' under it" {
@@ -57,14 +57,14 @@ rec_w() {
 	names=$(grep -vE '^ +[0-9.]+% +\[' <<<"$out" | grep -oE '(spin_hidden|mix_inl \(inlined\))$' | head -2 | tr '\n' ,)
 	[ "$names" = "spin_hidden,mix_inl (inlined)," ] || fail "call-graph lines: $names"
 	out=$(HOME=$PWD "$PA_REPORT" -i p.data --children --sort sym -g caller)
-	! grep -qE '^ +[0-9.]+% +[0-9.]+% +\[\.\] mix_inl' <<<"$out" || fail "children entry for an inlined frame"
+	if grep -qE '^ +[0-9.]+% +[0-9.]+% +\[\.\] mix_inl' <<<"$out"; then fail "children entry for an inlined frame"; fi
 }
 
 @test "report: --no-inline drops inlined frames and file:line lookups" {
 	rec_w
 	out=$(HOME=$PWD "$PA_REPORT" -i p.data --no-children --sort sym -g caller --no-inline)
 	grep -q 'spin_hidden' <<<"$out"
-	! grep -q 'mix_inl' <<<"$out" || fail "inlined frame with --no-inline"
+	if grep -q 'mix_inl' <<<"$out"; then fail "inlined frame with --no-inline"; fi
 	out=$(HOME=$PWD "$PA_CONVERT" -i p.data --folded --no-inline)
 	! grep -q 'mix_inl' <<<"$out"
 }
@@ -89,8 +89,9 @@ rec_w() {
 	traces=$(go tool pprof -traces p.pb.gz 2>/dev/null)
 	grep -q 'mix_inl (inline)' <<<"$traces"
 	# The inlined function is no sample Location of its own: no "(inline)" leaf without spin_hidden.
-	! sed -n '/mix_inl (inline)/{n;p}' <<<"$traces" | grep -v 'spin_hidden' ||
+	if sed -n '/mix_inl (inline)/{n;p}' <<<"$traces" | grep -v 'spin_hidden'; then
 		fail "mix_inl (inline) followed by the lines above, not by spin_hidden"
+	fi
 }
 
 @test "report: --no-demangle shows a C++ function's mangled name" {
@@ -118,7 +119,7 @@ SRC
 	grep -q 'geo::Spinner::turn(long)' <<<"$out"
 	out=$(HOME=$PWD report_flat p.data --no-demangle)
 	grep -q '_ZN3geo7Spinner4turnEl' <<<"$out"
-	! grep -q 'geo::Spinner' <<<"$out" || fail "demangled name with --no-demangle"
+	if grep -q 'geo::Spinner' <<<"$out"; then fail "demangled name with --no-demangle"; fi
 	out=$(HOME=$PWD "$PA_CONVERT" -i p.data --folded --no-demangle)
 	grep -q ';_ZN3geo7Spinner4turnEl ' <<<"$out"
 }
