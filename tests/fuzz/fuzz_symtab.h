@@ -29,4 +29,22 @@ static inline uint64_t fuzz_symtab_use(const struct symtab *st)
 	return s + symtab_size(st);
 }
 
+/* Write data to a memfd, load it by path with load, use the table and free it. */
+static inline int fuzz_symtab_run(const uint8_t *data, size_t size,
+				  struct symtab *(*load)(const char *path))
+{
+	volatile uint64_t sink = 0;
+	struct symtab *st;
+	char path[64];
+	int fd = fuzz_memfd(data, size);
+
+	st = load(fuzz_fd_path(fd, path, sizeof(path)));
+	if (st)
+		sink = fuzz_symtab_use(st);
+	(void)sink;
+	symtab_free(st);
+	close(fd);
+	return 0;
+}
+
 #endif /* PA_FUZZ_SYMTAB_H */

@@ -8,16 +8,5 @@
 
 FUZZ_TARGET(symtab_elf)
 {
-	volatile uint64_t sink = 0;
-	struct symtab *st;
-	char path[64];
-	int fd = fuzz_memfd(data, size);
-
-	st = symtab_load_elf(fuzz_fd_path(fd, path, sizeof(path)));
-	if (st)
-		sink = fuzz_symtab_use(st);
-	(void)sink;
-	symtab_free(st);
-	close(fd);
-	return 0;
+	return fuzz_symtab_run(data, size, symtab_load_elf);
 }
