@@ -26,12 +26,17 @@ CFLAGS   += $(SAN_CFLAGS)
 LDLIBS   := -lbpf -lelf -lz -lprotobuf-c -ldw -llzma -liberty -lm
 BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
 
-LIB_SRCS  := $(sort $(wildcard libcommon/*.c))
+# libcommon/ is layered by folder (base < perfdata < symbolize < unwind < profile;
+# scripts/lint-layers checks it); one object per source, headers tracked by -MMD.
+LIB_DIRS  := base perfdata symbolize unwind profile
+LIB_SRCS  := $(sort $(wildcard $(addprefix libcommon/,$(addsuffix /*.c,$(LIB_DIRS)))))
+LIB_HDRS  := $(sort $(wildcard $(addprefix libcommon/,$(addsuffix /*.h,$(LIB_DIRS)))))
 LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/gen/profile.pb-c.o
 BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
 SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
 CMDS      := record report convert
 BINS      := $(addprefix $(O)/pa-,$(CMDS))
+CMD_OBJS  := $(patsubst %.c,$(O)/%.o,$(wildcard $(addprefix cmd/,$(addsuffix /*.c,$(CMDS)))))
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
@@ -60,28 +65,36 @@ $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/vmlinux.h $(wildcard bpf/*.h)
 $(O)/%.skel.h: $(O)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
-$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: libcommon/profile.proto
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h &: libcommon/profile/profile.proto
 	@mkdir -p $(O)/gen
-	$(PROTOC_C) --proto_path=libcommon --c_out=$(O)/gen profile.proto
+	$(PROTOC_C) --proto_path=libcommon/profile --c_out=$(O)/gen profile.proto
 
 $(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
 	$(CC) -O2 -g -Wall $(SAN_CFLAGS) -I$(O)/gen -c $< -o $@
 
-$(O)/libcommon/%.o: libcommon/%.c $(wildcard libcommon/*.h) $(O)/gen/profile.pb-c.h
+# -MMD -MP: each object lists the headers it included, so a header change rebuilds
+# exactly its users.  The generated headers come first (order-only).
+$(O)/libcommon/%.o: libcommon/%.c | $(O)/gen/profile.pb-c.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(O)/libcommon.a: $(LIB_OBJS)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
-# Each command is every .c under cmd/NAME/, linked against libcommon.a.
-.SECONDEXPANSION:
-$(O)/pa-%: $$(wildcard cmd/$$*/*.c) $$(wildcard cmd/$$*/*.h) $(O)/libcommon.a $(SKELS)
-	$(CC) $(CFLAGS) -Icmd/$* $(filter %.c,$^) $(O)/libcommon.a $(LDLIBS) -o $@
-
-$(O)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(O)/libcommon.a
+$(O)/cmd/%.o: cmd/%.c | $(SKELS) $(O)/gen/profile.pb-c.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libcommon.a $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Each command is every .c under cmd/NAME/, linked against libcommon.a.
+cmd_objs = $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c))
+.SECONDEXPANSION:
+$(O)/pa-%: $$(call cmd_objs,$$*) $(O)/libcommon.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(O)/tests/test_%: tests/unit/test_%.c $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit $< $(O)/libcommon.a $(LDLIBS) -o $@
 
 # Workloads keep frame pointers: the FP unwinder is what issue #2 ships.
 $(O)/tests/workloads/%: tests/workloads/%.c
@@ -127,20 +140,21 @@ fuzz-build:
 		SAN_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_FLAGS)" \
 		$(addprefix $(FUZZ_O)/fuzz/fuzz_,$(FUZZ_NAMES))
 
-$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(O)/libcommon.a
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(O)/libcommon.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz $< $(O)/libcommon.a $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -fsanitize=fuzzer -Itests/fuzz $< $(O)/libcommon.a $(LDLIBS) -o $@
 
 # The replay test includes every fuzz target's source.
 $(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 
 lint:
 	scripts/lint-bats
-	clang-format --dry-run -Werror $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
+	scripts/lint-layers
+	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert
 
 format:
-	clang-format -i $(LIB_SRCS) $(wildcard libcommon/*.h cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
+	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
@@ -149,3 +163,5 @@ install: all
 
 clean:
 	rm -rf $(O)
+
+-include $(wildcard $(O)/libcommon/*/*.d $(O)/cmd/*/*.d $(O)/tests/.*.d $(O)/fuzz/.*.d)

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfi_cache.h"
-#include "cfi_compile.h"
-#include "util.h"
+#include "unwind/cfi_cache.h"
+#include "unwind/cfi_compile.h"
+#include "base/util.h"
 
 static uint32_t unsupported(const struct cfi_table *t)
 {

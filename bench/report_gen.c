@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "buildid.h"
-#include "pd_write.h"
+#include "symbolize/buildid.h"
+#include "perfdata/pd_write.h"
 
 #define DEPTH 8
 #define BASE  0x7f0000000000ULL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The contract between the CFI compiler (libcommon/cfi_compile.c) and the BPF stack
+ * The contract between the CFI compiler (libcommon/unwind/cfi_compile.c) and the BPF stack
  * walker: one compact unwind row per PC range of a binary, 8 bytes, sorted by PC.
  * Included by BPF code (after vmlinux.h) and by user space.
  *

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "callgraph.h"
+#include "profile/callgraph.h"
 
 /*
  * Folded stacks of event ev: "comm;root;...;leaf COUNT\n" per distinct line, sorted

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "convert.h"
-#include "offcpu.h"
+#include "profile/offcpu.h"
 
 struct line {
 	char *text;

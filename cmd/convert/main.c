@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "callgraph.h"
+#include "profile/callgraph.h"
 #include "convert.h"
-#include "input.h"
-#include "pprof.h"
-#include "util.h"
+#include "profile/input.h"
+#include "profile/pprof.h"
+#include "base/util.h"
 
 #ifndef PA_VERSION
 #define PA_VERSION "0.1.0"

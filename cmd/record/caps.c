@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "record.h"
-#include "util.h"
+#include "base/util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

@@ -16,12 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "offcpu.h"
-#include "bidcache.h"
-#include "pd_write.h"
+#include "profile/offcpu.h"
+#include "symbolize/bidcache.h"
+#include "perfdata/pd_write.h"
 #include "record.h"
 #include "unwind.h"
-#include "util.h"
+#include "base/util.h"
 
 #ifndef PA_VERSION
 #define PA_VERSION "0.1"

@@ -24,7 +24,7 @@
 
 #include "profile.skel.h"
 #include "record.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Longer than any return to user space; short enough to stay in perf's rounds. */
 #define HOLD_NS 1000000000ULL

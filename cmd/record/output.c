@@ -12,12 +12,12 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "buildid.h"
-#include "offcpu.h"
-#include "pd_write.h"
-#include "procfs.h"
+#include "symbolize/buildid.h"
+#include "profile/offcpu.h"
+#include "perfdata/pd_write.h"
+#include "base/procfs.h"
 #include "record.h"
-#include "util.h"
+#include "base/util.h"
 
 void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
 	     uint64_t time, int cpu)

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buildid.h"
-#include "perfdata.h"
+#include "symbolize/buildid.h"
+#include "perfdata/perfdata.h"
 #include "profile.h"
 
 struct profile_bpf;

@@ -20,7 +20,7 @@
 #include "profile.skel.h"
 #include "record.h"
 #include "unwind.h"
-#include "util.h"
+#include "base/util.h"
 
 /*
  * libbpf's print callback takes no user pointer, so what it needs lives here:

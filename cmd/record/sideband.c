@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pd_write.h"
+#include "perfdata/pd_write.h"
 #include "record.h"
-#include "util.h"
+#include "base/util.h"
 
 #define SB_DATA_PAGES 128   /* 512 KiB per CPU: ~100 ms of a busy system's mmaps */
 #define SB_MAX_RECORD 65536 /* header.size is a u16 */

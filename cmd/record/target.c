@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "base/procfs.h"
 #include "record.h"
-#include "util.h"
+#include "base/util.h"
 
 static size_t slot_of(pid_t pid, size_t cap)
 {

@@ -24,12 +24,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cfi_cache.h"
-#include "procfs.h"
+#include "unwind/cfi_cache.h"
+#include "base/procfs.h"
 #include "profile.skel.h"
 #include "record.h"
 #include "unwind.h"
-#include "util.h"
+#include "base/util.h"
 
 #define UW_MAX_NEW_PER_ROUND 16		   /* -a: processes loaded per 100 ms round */
 #define UW_STALE_RELOAD_NS   1000000000ULL /* a still-stale process: reload once a second */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "callgraph.h"
+#include "profile/callgraph.h"
 
 /* SK_STATE: the off-CPU thread state of the samples ("-" for those without one). */
 enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_NR };

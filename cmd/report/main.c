@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callgraph.h"
+#include "profile/callgraph.h"
 #include "hist.h"
-#include "input.h"
-#include "machine.h"
-#include "pd_read.h"
+#include "profile/input.h"
+#include "profile/machine.h"
+#include "perfdata/pd_read.h"
 #include "print.h"
-#include "util.h"
+#include "base/util.h"
 
 #ifndef PA_VERSION
 #define PA_VERSION "0.1.0"

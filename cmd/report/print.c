@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offcpu.h"
+#include "profile/offcpu.h"
 #include "print.h"
 
 struct graph_ctx {

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "buildid.h"
-#include "debuginfo.h"
+#include "symbolize/buildid.h"
+#include "symbolize/debuginfo.h"
 #include "fuzz.h"
 
 FUZZ_TARGET(buildid)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfi_compile.h"
-#include "cfi_priv.h"
+#include "unwind/cfi_compile.h"
+#include "unwind/cfi_priv.h"
 #include "fuzz.h"
 
 FUZZ_TARGET(cfi)

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "cfi_compile.h"
+#include "unwind/cfi_compile.h"
 #include "fuzz.h"
 
 FUZZ_TARGET(cfi_elf)

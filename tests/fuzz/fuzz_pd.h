@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "pd_read.h"
+#include "perfdata/pd_read.h"
 
 /* Touch every byte a pointer claims, so ASan sees a pointer past the record. */
 static inline uint64_t fuzz_pd_sum(const void *p, size_t n)

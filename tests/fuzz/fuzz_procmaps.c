@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procfs.h"
+#include "base/procfs.h"
 
 FUZZ_TARGET(procmaps)
 {

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#include "symtab.h"
-#include "symtab_priv.h"
+#include "symbolize/symtab.h"
+#include "symbolize/symtab_priv.h"
 
 /* Look up each symbol's first and last address and demangle its name (the first 64). */
 static inline uint64_t fuzz_symtab_use(const struct symtab *st)

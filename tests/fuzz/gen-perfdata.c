@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pd_write.h"
+#include "perfdata/pd_write.h"
 
 static const uint8_t gen_bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,	2,  3,	4,  5,	6,
 				    7,	  8,	9,    10,   11, 12, 13, 14, 15, 16};

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buildid.h"
+#include "symbolize/buildid.h"
 
 static const char fixture_src[] =
 	"static int __attribute__((noinline)) hidden_worker(int x)\n"

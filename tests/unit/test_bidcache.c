@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bidcache.h"
-#include "buildid.h"
+#include "symbolize/bidcache.h"
+#include "symbolize/buildid.h"
 #include "unit.h"
-#include "util.h"
+#include "base/util.h"
 
 static char tmpdir[] = "/tmp/test_bidcache.XXXXXX";
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callgraph.h"
+#include "profile/callgraph.h"
 #include "unit.h"
 
 static struct frame fr(uint64_t ip, const char *sym, bool kernel)

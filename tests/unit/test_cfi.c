@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buildid.h"
-#include "cfi_cache.h"
-#include "cfi_compile.h"
-#include "cfi_priv.h"
+#include "symbolize/buildid.h"
+#include "unwind/cfi_cache.h"
+#include "unwind/cfi_compile.h"
+#include "unwind/cfi_priv.h"
 #include "unit.h"
 
 /* A byte buffer to assemble frame sections in. */

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "debug_fixture.h"
-#include "debuginfo.h"
-#include "symtab.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/symtab.h"
 #include "unit.h"
 
 static char fix[64];

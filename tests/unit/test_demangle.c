@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "demangle.h"
-#include "symtab.h"
+#include "symbolize/demangle.h"
+#include "symbolize/symtab.h"
 #include "unit.h"
 
 static void check_dm(const char *in, const char *want)

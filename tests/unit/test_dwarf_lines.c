@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buildid.h"
-#include "dwarf_lines.h"
+#include "symbolize/buildid.h"
+#include "symbolize/dwarf_lines.h"
 #include "unit.h"
-#include "util.h"
+#include "base/util.h"
 
 #define MAX_ADDRS 512
 #define MAX_FR	  16

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buildid.h"
+#include "symbolize/buildid.h"
 #include "debug_fixture.h"
-#include "dwarf_lines.h"
-#include "machine.h"
-#include "procfs.h"
-#include "symtab.h"
+#include "symbolize/dwarf_lines.h"
+#include "profile/machine.h"
+#include "base/procfs.h"
+#include "symbolize/symtab.h"
 #include "unit.h"
 
 #define K_BASE 0xffffffff81000000ULL

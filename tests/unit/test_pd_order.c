@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pd_read.h"
-#include "pd_write.h"
+#include "perfdata/pd_read.h"
+#include "perfdata/pd_write.h"
 #include "unit.h"
 
 static char path[] = "/tmp/pa-order-XXXXXX";

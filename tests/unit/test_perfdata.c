@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pd_read.h"
-#include "pd_write.h"
+#include "perfdata/pd_read.h"
+#include "perfdata/pd_write.h"
 #include "unit.h"
 
 static char dir[] = "/tmp/pa-test-perfdata.XXXXXX";

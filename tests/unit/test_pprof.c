@@ -4,8 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "callgraph.h"
-#include "pprof.h"
+#include "profile/callgraph.h"
+#include "profile/pprof.h"
 #include "profile.pb-c.h"
 #include "unit.h"
 

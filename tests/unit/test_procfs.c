@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "base/procfs.h"
 #include "unit.h"
 
 __attribute__((noinline)) static int procfs_marker(void)

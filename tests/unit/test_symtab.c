@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buildid.h"
-#include "procfs.h"
-#include "symtab_priv.h"
+#include "symbolize/buildid.h"
+#include "base/procfs.h"
+#include "symbolize/symtab_priv.h"
 #include "unit.h"
 
 __attribute__((noinline)) int sym_test_target(int x)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "util.h"
+#include "base/util.h"
 
 static void test_duration(void)
 {

@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * perf.data reader.  File mode: header, attrs and features are read with pread at
+ * open, records stream from the data section.  Pipe mode: everything streams, and
+ * HEADER_ATTR / HEADER_FEATURE / HEADER_BUILD_ID records fill the same tables as
+ * they arrive.  Every size read from the input is checked before use; the first
+ * problem ends reading with one line in r->err.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata/pd_priv.h"
+#include "perfdata/pd_read.h"
+#include "base/util.h"
+
+#define RBUF_SIZE	 (256 * 1024)
+#define MAX_FEATURE_SIZE (64ULL << 20)
+#define MAX_ATTRS	 65536
+#define MAX_ATTR_SIZE	 4096	   /* perf_event_attr is 136 bytes in 6.x; room to grow */
+#define MAX_IDS		 (1 << 21) /* per event: one per CPU and thread it was opened on */
+
+/* PERFFILE, perf's pre-2010 magic, and PERFILE2 written big endian. */
+#define PERF_MAGIC1	    0x454c494652455050ULL
+#define PERF_MAGIC2_SWAPPED 0x50455246494c4532ULL
+
+/* A slot of the id -> event hash table; idx1 is the event's index + 1, 0: empty. */
+struct id_ent {
+	uint64_t id;
+	size_t idx1;
+};
+
+struct pd_reader {
+	int fd;
+	bool own_fd, pipe;
+	char *name;
+	char err[256];
+	int errcode;
+	uint64_t data_off, data_size, pos; /* pos: bytes of data consumed */
+	uint8_t *buf;
+	size_t start, end; /* unread bytes are buf[start, end) */
+	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
+	struct pd_evsel **evsels;
+	size_t nr_evsels, cap_evsels;
+	struct id_ent *idmap; /* open addressing, at most half full; cap_idmap: power of 2 */
+	size_t nr_idmap, cap_idmap;
+	uint64_t id_seed; /* ids come from the file: where they land must not be predictable */
+	uint64_t nr_unknown_id;
+	struct pd_rfeat feat;
+	bool ordered, eof;
+	struct pd_oqueue oq;
+	struct perf_event_header *delivered; /* last record released by oq, owned */
+	uint64_t last_time;		     /* for records that carry no time */
+};
+
+static int fail(struct pd_reader *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct pd_reader *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->errcode)
+		return r->errcode;
+	n = snprintf(r->err, sizeof(r->err), "%s: ", r->name);
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	va_end(ap);
+	r->errcode = code;
+	return code;
+}
+
+struct pd_rfeat *pd_reader_feat(struct pd_reader *r)
+{
+	return &r->feat;
+}
+
+/* splitmix64's finalizer over the seeded id. */
+static size_t id_slot(const struct pd_reader *r, uint64_t id)
+{
+	uint64_t x = id ^ r->id_seed;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return (x ^ (x >> 31)) & (r->cap_idmap - 1);
+}
+
+/* Map id to event idx; an id already mapped keeps its first event. */
+static void id_put(struct pd_reader *r, uint64_t id, size_t idx)
+{
+	size_t i = id_slot(r, id);
+
+	for (; r->idmap[i].idx1; i = (i + 1) & (r->cap_idmap - 1))
+		if (r->idmap[i].id == id)
+			return;
+	r->idmap[i] = (struct id_ent){id, idx + 1};
+	r->nr_idmap++;
+}
+
+/* Room for n more ids, the table rebuilt at twice the size when it would pass half full. */
+static int id_reserve(struct pd_reader *r, size_t n)
+{
+	struct id_ent *old = r->idmap;
+	size_t cap = r->cap_idmap ? r->cap_idmap : 64, old_cap = r->cap_idmap;
+
+	while (cap / 2 < r->nr_idmap + n)
+		cap *= 2;
+	if (cap == old_cap)
+		return 0;
+	r->idmap = calloc(cap, sizeof(*r->idmap));
+	if (!r->idmap) {
+		r->idmap = old;
+		return -ENOMEM;
+	}
+	if (!old_cap)
+		r->id_seed = pa_now_ns() ^ (uintptr_t)r;
+	r->cap_idmap = cap;
+	r->nr_idmap = 0;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].idx1)
+			id_put(r, old[i].id, old[i].idx1 - 1);
+	free(old);
+	return 0;
+}
+
+/*
+ * Events arrive one by one (thousands in a file, one record each in a pipe, between
+ * records that look ids up): the array grows geometrically and ids go into a hash
+ * table, so no step costs more than the ids it adds.
+ */
+static int add_evsel(struct pd_reader *r, const void *attr, size_t attr_size, const uint64_t *ids,
+		     size_t nr_ids)
+{
+	struct pd_evsel *e, **v;
+
+	if (r->nr_evsels >= MAX_ATTRS)
+		return fail(r, -EINVAL, "more than %d events", MAX_ATTRS);
+	if (r->nr_evsels == r->cap_evsels) {
+		size_t cap = r->cap_evsels ? 2 * r->cap_evsels : 16;
+
+		v = realloc(r->evsels, cap * sizeof(*v));
+		if (!v)
+			return fail(r, -ENOMEM, "out of memory");
+		r->evsels = v;
+		r->cap_evsels = cap;
+	}
+	if (id_reserve(r, nr_ids))
+		return fail(r, -ENOMEM, "out of memory");
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return fail(r, -ENOMEM, "out of memory");
+	memcpy(&e->attr, attr, attr_size < sizeof(e->attr) ? attr_size : sizeof(e->attr));
+	e->attr.size = sizeof(e->attr);
+	e->ids = malloc((nr_ids ? nr_ids : 1) * 8);
+	e->name = pd_default_evname(&e->attr);
+	if (!e->ids || !e->name) {
+		free(e->ids);
+		free(e->name);
+		free(e);
+		return fail(r, -ENOMEM, "out of memory");
+	}
+	memcpy(e->ids, ids, nr_ids * 8);
+	e->nr_ids = nr_ids;
+	e->idx = r->nr_evsels;
+	r->evsels[r->nr_evsels++] = e;
+	for (size_t i = 0; i < nr_ids; i++)
+		id_put(r, ids[i], e->idx);
+	return 0;
+}
+
+void pd_reader_name_evsel(struct pd_reader *r, const uint64_t *ids, size_t nr_ids, size_t idx,
+			  const char *name)
+{
+	struct pd_evsel *e = NULL;
+	char *s;
+
+	if (nr_ids)
+		e = (struct pd_evsel *)pd_reader_evsel_by_id(r, ids[0]);
+	if (!e && idx < r->nr_evsels && (!nr_ids || r->nr_evsels == 1))
+		e = r->evsels[idx];
+	if (!e || !name[0] || !(s = strdup(name)))
+		return;
+	free(e->name);
+	e->name = s;
+}
+
+/* Exactly len bytes at off, or a message naming what is missing. */
+static int pread_exact(struct pd_reader *r, void *p, size_t len, uint64_t off, const char *what)
+{
+	ssize_t n;
+	size_t got = 0;
+
+	while (got < len) {
+		n = pread(r->fd, (char *)p + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(r, -errno, "cannot read %s: %s", what, strerror(errno));
+		if (n == 0)
+			return fail(r, -EINVAL, "truncated %s (%zu of %zu bytes at offset %llu)",
+				    what, got, len, (unsigned long long)off);
+		got += n;
+	}
+	return 0;
+}
+
+/*
+ * The attrs and their id lists.  perf writes each event's ids once, so together they fit
+ * in the file: lists that add up to more (many events pointing at one big list) would
+ * cost time and memory quadratic in the file's size, and are refused.
+ */
+static int read_attrs(struct pd_reader *r, const struct perf_file_header *h, uint64_t file_size)
+{
+	uint64_t n, ids_total = 0;
+	size_t asz;
+	uint8_t *a = NULL;
+	uint64_t *ids = NULL;
+	int err = 0;
+
+	/* attr_size is a divisor below: checked before any use. */
+	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct perf_file_section) ||
+	    h->attr_size > MAX_ATTR_SIZE + sizeof(struct perf_file_section) || h->attr_size % 8)
+		return fail(r, -EINVAL, "unsupported attr_size %llu in header",
+			    (unsigned long long)h->attr_size);
+	n = h->attrs.size / h->attr_size;
+	asz = h->attr_size - sizeof(struct perf_file_section);
+	if (h->attrs.size % h->attr_size || n > MAX_ATTRS)
+		return fail(r, -EINVAL, "bad attrs section size %llu",
+			    (unsigned long long)h->attrs.size);
+	if (!n)
+		return fail(r, -EINVAL, "no events in the attrs section");
+	a = malloc(h->attr_size);
+	if (!a)
+		return fail(r, -ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n && !err; i++) {
+		struct perf_file_section ids_sec;
+
+		err = pread_exact(r, a, h->attr_size, h->attrs.offset + i * h->attr_size,
+				  "attrs section");
+		if (err)
+			break;
+		memcpy(&ids_sec, a + asz, sizeof(ids_sec));
+		if (ids_sec.size % 8 || ids_sec.size / 8 > MAX_IDS) {
+			err = fail(r, -EINVAL, "bad id list of event %llu", (unsigned long long)i);
+			break;
+		}
+		ids_total += ids_sec.size;
+		if (ids_total > file_size) {
+			err = fail(r, -EINVAL,
+				   "id lists of events 0-%llu add up to more than the file (%llu "
+				   "bytes): shared or overlapping",
+				   (unsigned long long)i, (unsigned long long)file_size);
+			break;
+		}
+		free(ids);
+		ids = malloc(ids_sec.size + 8);
+		if (!ids) {
+			err = fail(r, -ENOMEM, "out of memory");
+			break;
+		}
+		err = pread_exact(r, ids, ids_sec.size, ids_sec.offset, "event id list");
+		if (!err)
+			err = add_evsel(r, a, asz, ids, ids_sec.size / 8);
+	}
+	free(a);
+	free(ids);
+	return err;
+}
+
+static int read_features(struct pd_reader *r, const struct perf_file_header *h, uint64_t file_size)
+{
+	struct perf_file_section sec;
+	uint64_t off = h->data.offset + h->data.size;
+	size_t i = 0;
+
+	for (int f = 0; f < HEADER_FEAT_BITS; f++) {
+		uint8_t *p;
+
+		if (!(h->adds_features[f / 64] & (1ULL << (f % 64))))
+			continue;
+		/* A bad table entry loses that feature only; features are optional. */
+		if (pread_exact(r, &sec, sizeof(sec), off + i++ * sizeof(sec), "feature table"))
+			return r->errcode;
+		if (f >= HEADER_LAST_FEATURE || !sec.size || sec.size > MAX_FEATURE_SIZE ||
+		    sec.offset > file_size || sec.size > file_size - sec.offset)
+			continue;
+		p = malloc(sec.size);
+		if (!p)
+			return fail(r, -ENOMEM, "out of memory");
+		if (pread_exact(r, p, sec.size, sec.offset, "feature section")) {
+			free(p);
+			/* Forget the error: perf, too, reads the data without this feature. */
+			r->errcode = 0;
+			r->err[0] = 0;
+			continue;
+		}
+		pd_rfeat_parse(r, f, p, sec.size);
+		free(p);
+	}
+	return 0;
+}
+
+static int open_file_mode(struct pd_reader *r, struct perf_file_header *h)
+{
+	struct stat st;
+	int err;
+
+	if (fstat(r->fd, &st) || !S_ISREG(st.st_mode) || lseek(r->fd, 0, SEEK_CUR) < 0)
+		return fail(r, -ESPIPE,
+			    "file-mode perf.data on a pipe cannot be read (needs seeking); "
+			    "pass it as a file (-i FILE) or record in pipe mode");
+	err = pread_exact(r, h, h->size, 0, "header");
+	if (err)
+		return err;
+	if (h->size < sizeof(*h))
+		memset(h->adds_features, 0, sizeof(h->adds_features));
+	if (h->data.offset > (uint64_t)st.st_size || h->data.size > (uint64_t)st.st_size ||
+	    h->data.offset + h->data.size > (uint64_t)st.st_size)
+		return fail(r, -EINVAL,
+			    "truncated data section (file is %llu bytes, header says %llu)",
+			    (unsigned long long)st.st_size,
+			    (unsigned long long)(h->data.offset + h->data.size));
+	err = read_attrs(r, h, (uint64_t)st.st_size);
+	if (!err)
+		err = read_features(r, h, (uint64_t)st.st_size);
+	if (err)
+		return err;
+	r->data_off = h->data.offset;
+	r->data_size = h->data.size;
+	if (lseek(r->fd, (off_t)r->data_off, SEEK_SET) < 0)
+		return fail(r, -errno, "cannot seek: %s", strerror(errno));
+	return 0;
+}
+
+static int read_header(struct pd_reader *r)
+{
+	struct perf_file_header h;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	n = pa_read_full(r->fd, &h, sizeof(struct perf_pipe_file_header));
+	if (n < 0)
+		return fail(r, (int)n, "cannot read: %s", strerror((int)-n));
+	if (n == 0)
+		return fail(r, -EINVAL, "empty file, not a perf.data file");
+	if (n >= 8 && h.magic == PERF_MAGIC2_SWAPPED)
+		return fail(r, -EINVAL, "big-endian perf.data is not supported");
+	if (n >= 8 && h.magic == PERF_MAGIC1)
+		return fail(r, -EINVAL, "old PERFFILE format is not supported");
+	if (n < 8 || h.magic != PERF_MAGIC2)
+		return fail(r, -EINVAL, "not a perf.data file (bad magic)");
+	if (n < 16)
+		return fail(r, -EINVAL, "truncated header (%zd of 16 bytes)", n);
+	if (h.size == sizeof(struct perf_pipe_file_header)) {
+		r->pipe = true;
+		r->data_size = UINT64_MAX;
+		return 0;
+	}
+	/* 72: an old header without the feature bitmap, which perf still reads. */
+	if (h.size != sizeof(h) && h.size != offsetof(struct perf_file_header, adds_features))
+		return fail(r, -EINVAL, "unsupported header size %llu (expected %zu)",
+			    (unsigned long long)h.size, sizeof(h));
+	return open_file_mode(r, &h);
+}
+
+struct pd_reader *pd_reader_open(const char *path, char *err, size_t errlen)
+{
+	struct pd_reader *r = calloc(1, sizeof(*r));
+	bool use_stdin = path ? !strcmp(path, "-") : !isatty(STDIN_FILENO);
+
+	if (!path && !use_stdin)
+		path = "perf.data";
+	if (!r || !(r->buf = malloc(RBUF_SIZE)) || !(r->rec = malloc(PD_MAX_RECORD + 8)) ||
+	    !(r->name = strdup(use_stdin ? "stdin" : path))) {
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
+		pd_reader_close(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (use_stdin) {
+		r->fd = STDIN_FILENO;
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			int e = errno;
+
+			if (err && errlen)
+				snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
+			pd_reader_close(r);
+			errno = e;
+			return NULL;
+		}
+		r->own_fd = true;
+	}
+	if (read_header(r)) {
+		int e = -r->errcode;
+
+		if (err && errlen)
+			snprintf(err, errlen, "%s", r->err);
+		pd_reader_close(r);
+		errno = e;
+		return NULL;
+	}
+	return r;
+}
+
+void pd_reader_close(struct pd_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	for (size_t i = 0; i < r->nr_evsels; i++) {
+		free(r->evsels[i]->name);
+		free(r->evsels[i]->ids);
+		free(r->evsels[i]);
+	}
+	free(r->evsels);
+	free(r->idmap);
+	pd_oq_free(&r->oq);
+	free(r->delivered);
+	pd_rfeat_free(r);
+	free(r->buf);
+	free(r->rec);
+	free(r->name);
+	free(r);
+}
+
+/* Make at least want bytes available at buf+start; returns how many are (<= want at EOF). */
+static ssize_t fill(struct pd_reader *r, size_t want)
+{
+	while (r->end - r->start < want) {
+		ssize_t n;
+
+		if (r->start) {
+			memmove(r->buf, r->buf + r->start, r->end - r->start);
+			r->end -= r->start;
+			r->start = 0;
+		}
+		n = read(r->fd, r->buf + r->end, RBUF_SIZE - r->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(r, -errno, "read error: %s", strerror(errno));
+		if (n == 0)
+			break;
+		r->end += n;
+	}
+	return (ssize_t)(r->end - r->start);
+}
+
+static int pipe_attr(struct pd_reader *r, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t body = h->size - sizeof(*h);
+	uint32_t asz;
+	uint64_t ids[8192];
+	size_t nr;
+
+	if (body < PERF_ATTR_SIZE_VER0)
+		return fail(r, -EINVAL, "HEADER_ATTR record too short (%u bytes)", h->size);
+	memcpy(&asz, p + offsetof(struct perf_event_attr, size), 4);
+	if (!asz)
+		asz = PERF_ATTR_SIZE_VER0;
+	/* The ids follow the attr: u64s at an 8-aligned offset. */
+	if (asz < PERF_ATTR_SIZE_VER0 || asz > MAX_ATTR_SIZE || asz % 8 || asz > body)
+		return fail(r, -EINVAL, "HEADER_ATTR with bad attr size %u (record of %u bytes)",
+			    asz, h->size);
+	nr = (body - asz) / 8;
+	memcpy(ids, p + asz, nr * 8);
+	return add_evsel(r, p, asz, ids, nr);
+}
+
+static int pipe_feature(struct pd_reader *r, const struct perf_event_header *h)
+{
+	uint64_t feat;
+
+	if (h->size < sizeof(*h) + 8)
+		return fail(r, -EINVAL, "HEADER_FEATURE record too short (%u bytes)", h->size);
+	memcpy(&feat, h + 1, 8);
+	if (feat > 0 && feat < HEADER_LAST_FEATURE && feat != HEADER_BUILD_ID)
+		pd_rfeat_parse(r, (int)feat, (const uint8_t *)h + 16, h->size - 16);
+	return 0;
+}
+
+/* The evsel a record's id names; with one event, that one. */
+static const struct pd_evsel *evsel_for(struct pd_reader *r, uint64_t id, bool have_id)
+{
+	if (r->nr_evsels == 1)
+		return r->evsels[0];
+	return have_id ? pd_reader_evsel_by_id(r, id) : NULL;
+}
+
+static int decode_sample(struct pd_reader *r, struct pd_event *ev, uint64_t off)
+{
+	const struct perf_event_header *h = ev->hdr;
+	const struct pd_evsel *e;
+	int pos;
+	uint64_t id = 0;
+
+	if (!r->nr_evsels)
+		return fail(r, -EINVAL, "sample at offset %llu before any event description",
+			    (unsigned long long)off);
+	/* perf's rule: the id sits where the first event's sample_type puts it. */
+	pos = pd_sample_id_pos(r->evsels[0]->attr.sample_type);
+	if (pos >= 0 && h->size >= sizeof(*h) + 8 * (size_t)(pos + 1))
+		memcpy(&id, (const uint8_t *)(h + 1) + 8 * pos, 8);
+	e = evsel_for(r, id, pos >= 0);
+	if (!e)
+		return 1; /* unknown id: counted and skipped, as perf does */
+	ev->evsel = e;
+	if (pd_parse_sample(e, h, &ev->sample))
+		return fail(r, -EINVAL, "malformed sample record at offset %llu (size %u)",
+			    (unsigned long long)off, h->size);
+	return 0;
+}
+
+static void decode_sid(struct pd_reader *r, struct pd_event *ev)
+{
+	const struct pd_evsel *f;
+	uint64_t t;
+	int pos;
+
+	if (!r->nr_evsels)
+		return;
+	f = r->evsels[0];
+	t = f->attr.sample_type;
+	ev->evsel = f;
+	if (!f->attr.sample_id_all || pd_parse_sid(t, ev->hdr, &ev->sid))
+		return;
+	pos = pd_sid_id_pos(t);
+	if (pos >= 0 && r->nr_evsels > 1) {
+		const struct pd_evsel *e = pd_reader_evsel_by_id(r, ev->sid.id);
+
+		if (e)
+			ev->evsel = e;
+	}
+}
+
+static int read_next(struct pd_reader *r, struct pd_event *ev)
+{
+	struct perf_event_header h;
+	uint64_t off;
+	const uint8_t *p;
+	ssize_t n;
+	int err;
+
+again:
+	memset(ev, 0, sizeof(*ev));
+	if (r->errcode)
+		return r->errcode;
+	off = r->data_off + r->pos;
+	if (r->pos >= r->data_size)
+		return 0;
+	if (!r->pipe && r->data_size - r->pos < sizeof(h))
+		return fail(r, -EINVAL, "truncated record header at offset %llu",
+			    (unsigned long long)off);
+	n = fill(r, sizeof(h));
+	if (n < 0)
+		return (int)n;
+	if (n == 0 && r->pipe)
+		return 0;
+	if ((size_t)n < sizeof(h))
+		return fail(r, -EINVAL, "truncated record header at offset %llu",
+			    (unsigned long long)off);
+	memcpy(&h, r->buf + r->start, sizeof(h));
+	if (h.size < sizeof(h))
+		return fail(r, -EINVAL, "bad record size %u at offset %llu (type %u)", h.size,
+			    (unsigned long long)off, h.type);
+	if (h.size > r->data_size - r->pos)
+		return fail(r, -EINVAL,
+			    "record at offset %llu (type %u, size %u) runs past the end of the "
+			    "data section",
+			    (unsigned long long)off, h.type, h.size);
+	n = fill(r, h.size);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < h.size)
+		return fail(r, -EINVAL, "truncated record at offset %llu (%zd of %u bytes)",
+			    (unsigned long long)off, n, h.size);
+	p = r->buf + r->start;
+	if ((uintptr_t)p % 8) {
+		memcpy(r->rec, p, h.size);
+		p = (const uint8_t *)r->rec;
+	}
+	r->start += h.size;
+	r->pos += h.size;
+	ev->hdr = (const struct perf_event_header *)p;
+
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		err = decode_sample(r, ev, off);
+		if (err == 1) {
+			r->nr_unknown_id++;
+			goto again;
+		}
+		return err ? err : 1;
+	case PERF_RECORD_HEADER_ATTR:
+		err = pipe_attr(r, ev->hdr);
+		return err ? err : 1;
+	case PERF_RECORD_HEADER_FEATURE:
+		err = pipe_feature(r, ev->hdr);
+		return err ? err : 1;
+	case PERF_RECORD_HEADER_BUILD_ID:
+		/* A malformed one costs a symbol, not the whole profile. */
+		pd_rfeat_add_build_id(r, ev->hdr, h.size);
+		return 1;
+	case PERF_RECORD_COMPRESSED:
+		return fail(r, -ENOTSUP,
+			    "zstd-compressed records (perf record -z) are not supported; "
+			    "run 'perf inject -i IN -o OUT' to decompress or record without -z");
+	default:
+		if (h.type < PERF_RECORD_USER_TYPE_START)
+			decode_sid(r, ev);
+		return 1;
+	}
+}
+
+void pd_reader_set_ordered(struct pd_reader *r, bool ordered)
+{
+	r->ordered = ordered;
+}
+
+/* The time a record sorts by; records without one keep their place after the last. */
+static uint64_t event_time(struct pd_reader *r, const struct pd_event *ev)
+{
+	const struct pd_evsel *e = ev->evsel;
+
+	if (ev->hdr->type == PERF_RECORD_SAMPLE) {
+		if (e && (e->attr.sample_type & PERF_SAMPLE_TIME))
+			r->last_time = ev->sample.time;
+	} else if (e && e->attr.sample_id_all && (e->attr.sample_type & PERF_SAMPLE_TIME) &&
+		   ev->sid.time) {
+		r->last_time = ev->sid.time;
+	}
+	return r->last_time;
+}
+
+/* Rebuild ev for a record released by the queue (its bytes now live in r->delivered). */
+static void redecode(struct pd_reader *r, const struct pd_oent *o, struct pd_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->hdr = o->rec;
+	if (o->rec->type == PERF_RECORD_SAMPLE) {
+		ev->evsel = o->evsel;
+		/* Parsed once already when it was queued: it cannot fail now. */
+		pd_parse_sample(o->evsel, o->rec, &ev->sample);
+	} else {
+		decode_sid(r, ev);
+	}
+}
+
+int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
+{
+	struct pd_oent o;
+	int ret;
+
+	if (!r->ordered)
+		return read_next(r, ev);
+	free(r->delivered);
+	r->delivered = NULL;
+	for (;;) {
+		if (pd_oq_pop(&r->oq, r->eof ? UINT64_MAX : r->oq.limit, &o)) {
+			r->delivered = o.rec;
+			redecode(r, &o, ev);
+			return 1;
+		}
+		if (r->eof)
+			return 0;
+		ret = read_next(r, ev);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			r->eof = true;
+			continue;
+		}
+		if (ev->hdr->type == PERF_RECORD_FINISHED_ROUND) {
+			pd_oq_round(&r->oq);
+			continue;
+		}
+		/* Header records describe the stream, not a moment in it. */
+		if (ev->hdr->type >= PERF_RECORD_USER_TYPE_START)
+			return 1;
+		ret = pd_oq_push(&r->oq, ev->hdr, ev->evsel, event_time(r, ev));
+		if (ret)
+			return fail(r, ret, "out of memory ordering records");
+		pd_oq_relieve(&r->oq);
+	}
+}
+
+const char *pd_reader_error(const struct pd_reader *r)
+{
+	return r->err[0] ? r->err : NULL;
+}
+
+bool pd_reader_is_pipe(const struct pd_reader *r)
+{
+	return r->pipe;
+}
+
+size_t pd_reader_nr_evsel(const struct pd_reader *r)
+{
+	return r->nr_evsels;
+}
+
+const struct pd_evsel *pd_reader_evsel(const struct pd_reader *r, size_t idx)
+{
+	return idx < r->nr_evsels ? r->evsels[idx] : NULL;
+}
+
+const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *r, uint64_t id)
+{
+	if (r->nr_evsels == 1)
+		return r->evsels[0];
+	if (!r->nr_idmap)
+		return NULL;
+	for (size_t i = id_slot(r, id); r->idmap[i].idx1; i = (i + 1) & (r->cap_idmap - 1))
+		if (r->idmap[i].id == id)
+			return r->evsels[r->idmap[i].idx1 - 1];
+	return NULL;
+}
+
+uint64_t pd_reader_nr_unknown_id(const struct pd_reader *r)
+{
+	return r->nr_unknown_id;
+}

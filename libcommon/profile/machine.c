@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The machine a perf.data stream describes: threads and their comms, per-process
+ * address-space maps, the kernel, and callchain resolution.  Modelled on perf's
+ * struct machine (util/machine.c), fed one record at a time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/bidcache.h"
+#include "symbolize/dso.h"
+#include "symbolize/dwarf_lines.h"
+#include "profile/machine.h"
+#include "symbolize/symtab_priv.h"
+
+#define KERNEL_START 0xffff800000000000ULL /* lowest kernel address on x86-64/arm64 */
+#define NO_KEY	     UINT64_MAX
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+struct maps {
+	struct map *v;
+	size_t n, cap;
+};
+
+struct proc {
+	struct maps maps;
+	struct symtab *perfmap; /* /tmp/perf-PID.map of a JIT, loaded on first anon hit */
+	bool perfmap_tried;
+};
+
+struct thread {
+	uint32_t pid, tid;
+	bool dead;	   /* EXIT seen; kept because samples may still follow */
+	char *comm;	   /* from COMM/FORK; NULL if never seen */
+	char fallback[16]; /* ":TID", what perf shows for a thread without a comm */
+};
+
+/* Open-addressing hash of u32 ids (pid 0 is valid) to objects. */
+struct idmap {
+	uint64_t *keys;
+	void **vals;
+	size_t cap, n;
+};
+
+struct machine {
+	struct machine_opts opts;
+	struct idmap threads; /* tid -> struct thread */
+	struct idmap procs;   /* pid -> struct proc */
+	struct maps kmaps;    /* pid -1: kernel and modules */
+	struct dso_table dsos;
+	struct dso *kdso; /* [kernel.kallsyms] */
+	bool kernel_tried;
+	uint64_t ktext; /* _text of the recorded kernel (its MMAP's pgoff), 0 if unknown */
+	int64_t kdelta; /* recorded minus kallsyms addresses (KASLR across boots) */
+	char buildid_dir[4096];
+};
+
+/* ---- id hash ---- */
+
+static size_t id_slot(const struct idmap *h, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (h->cap - 1);
+
+	while (h->keys[i] != NO_KEY && h->keys[i] != key)
+		i = (i + 1) & (h->cap - 1);
+	return i;
+}
+
+static void *id_get(const struct idmap *h, uint32_t key)
+{
+	size_t i;
+
+	if (!h->cap)
+		return NULL;
+	i = id_slot(h, key);
+	return h->keys[i] == key ? h->vals[i] : NULL;
+}
+
+static int id_put(struct idmap *h, uint32_t key, void *val)
+{
+	size_t i;
+
+	if ((h->n + 1) * 2 > h->cap) {
+		struct idmap nh = {.cap = h->cap ? h->cap * 2 : 256};
+
+		nh.keys = malloc(nh.cap * sizeof(*nh.keys));
+		nh.vals = malloc(nh.cap * sizeof(*nh.vals));
+		if (!nh.keys || !nh.vals) {
+			free(nh.keys);
+			free(nh.vals);
+			return -ENOMEM;
+		}
+		memset(nh.keys, 0xff, nh.cap * sizeof(*nh.keys));
+		for (i = 0; i < h->cap; i++) {
+			if (h->keys[i] == NO_KEY)
+				continue;
+			size_t j = id_slot(&nh, h->keys[i]);
+
+			nh.keys[j] = h->keys[i];
+			nh.vals[j] = h->vals[i];
+			nh.n++;
+		}
+		free(h->keys);
+		free(h->vals);
+		*h = nh;
+	}
+	i = id_slot(h, key);
+	if (h->keys[i] == NO_KEY)
+		h->n++;
+	h->keys[i] = key;
+	h->vals[i] = val;
+	return 0;
+}
+
+/* ---- maps ---- */
+
+/* Index of the first map ending after addr. */
+static size_t maps_lower(const struct maps *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ms->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct map *maps_find(const struct maps *ms, uint64_t addr)
+{
+	size_t i = maps_lower(ms, addr);
+
+	return i < ms->n && ms->v[i].start <= addr ? &ms->v[i] : NULL;
+}
+
+static int maps_reserve(struct maps *ms, size_t extra)
+{
+	struct map *nv;
+	size_t ncap;
+
+	if (ms->n + extra <= ms->cap)
+		return 0;
+	ncap = ms->cap ? ms->cap * 2 : 32;
+	while (ncap < ms->n + extra)
+		ncap *= 2;
+	nv = realloc(ms->v, ncap * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	ms->v = nv;
+	ms->cap = ncap;
+	return 0;
+}
+
+/*
+ * Insert nm, cutting away what it overlaps of older maps (perf's
+ * maps__fixup_overlappings): a map over the middle of another leaves both ends.
+ */
+static int maps_insert(struct maps *ms, const struct map *nm)
+{
+	size_t first, last, keep = 0;
+	struct map frag[2];
+
+	if (nm->end <= nm->start)
+		return 0;
+	if (maps_reserve(ms, 2))
+		return -ENOMEM;
+	first = maps_lower(ms, nm->start);
+	for (last = first; last < ms->n && ms->v[last].start < nm->end; last++) {
+		const struct map *o = &ms->v[last];
+
+		if (o->start < nm->start) {
+			frag[keep] = *o;
+			frag[keep++].end = nm->start;
+		}
+		if (o->end > nm->end) {
+			frag[keep] = *o;
+			frag[keep].start = nm->end;
+			frag[keep++].pgoff = o->pgoff + (nm->end - o->start);
+		}
+	}
+	/* Replace v[first, last) by: left fragment, nm, right fragment. */
+	size_t add = keep + 1, del = last - first;
+
+	memmove(&ms->v[first + add], &ms->v[last], (ms->n - last) * sizeof(*ms->v));
+	ms->n = ms->n - del + add;
+	size_t at = first;
+
+	if (keep && frag[0].start < nm->start)
+		ms->v[at++] = frag[0];
+	ms->v[at++] = *nm;
+	if (keep && frag[keep - 1].start >= nm->end)
+		ms->v[at++] = frag[keep - 1];
+	return 0;
+}
+
+static void maps_clear(struct maps *ms)
+{
+	ms->n = 0;
+}
+
+/* ---- threads and processes ---- */
+
+static struct proc *proc_findnew(struct machine *m, uint32_t pid)
+{
+	struct proc *p = id_get(&m->procs, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p || id_put(&m->procs, pid, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct thread *thread_findnew(struct machine *m, uint32_t pid, uint32_t tid)
+{
+	struct thread *t = id_get(&m->threads, tid);
+
+	if (t) {
+		if (pid != (uint32_t)-1)
+			t->pid = pid;
+		return t;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || id_put(&m->threads, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	return t;
+}
+
+static int thread_set_comm(struct thread *t, const char *comm, size_t len)
+{
+	char *c = strndup(comm, len);
+
+	if (!c)
+		return -ENOMEM;
+	free(t->comm);
+	t->comm = c;
+	return 0;
+}
+
+struct machine *machine_new(const struct machine_opts *opts)
+{
+	struct machine *m = calloc(1, sizeof(*m));
+	const char *home;
+
+	if (!m)
+		return NULL;
+	if (opts)
+		m->opts = *opts;
+	if (!m->opts.kallsyms)
+		m->opts.kallsyms = "/proc/kallsyms";
+	if (!m->opts.perfmap_dir)
+		m->opts.perfmap_dir = "/tmp";
+	if (m->opts.buildid_dir) {
+		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s", m->opts.buildid_dir);
+	} else if ((home = getenv("HOME")) && *home) {
+		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s/.debug", home);
+	}
+	m->dsos.buildid_dir = m->buildid_dir[0] ? m->buildid_dir : NULL;
+	m->dsos.no_demangle = m->opts.no_demangle;
+	if (!m->opts.no_debuginfo) {
+		struct dbg_opts dopts = {
+			.debug_dirs = m->opts.debug_dirs,
+			.buildid_dir = m->dsos.buildid_dir,
+			.debuginfod_urls = m->opts.debuginfod_urls,
+		};
+
+		m->dsos.dbg = dbg_new(&dopts);
+		if (!m->dsos.dbg) {
+			machine_free(m);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	m->kdso = dsos_findnew(&m->dsos, "[kernel.kallsyms]", NULL, 0);
+	if (!m->kdso) {
+		machine_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+void machine_free(struct machine *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->threads.cap; i++) {
+		if (m->threads.keys[i] == NO_KEY)
+			continue;
+		struct thread *t = m->threads.vals[i];
+
+		free(t->comm);
+		free(t);
+	}
+	for (i = 0; i < m->procs.cap; i++) {
+		if (m->procs.keys[i] == NO_KEY)
+			continue;
+		struct proc *p = m->procs.vals[i];
+
+		free(p->maps.v);
+		symtab_free(p->perfmap);
+		free(p);
+	}
+	free(m->threads.keys);
+	free(m->threads.vals);
+	free(m->procs.keys);
+	free(m->procs.vals);
+	free(m->kmaps.v);
+	dsos_free(&m->dsos);
+	free(m);
+}
+
+/* ---- records ---- */
+
+/* Body of a record after its header, with its size. */
+static const uint8_t *body(const struct pd_event *ev, size_t *len)
+{
+	*len = ev->hdr->size > sizeof(*ev->hdr) ? ev->hdr->size - sizeof(*ev->hdr) : 0;
+	return (const uint8_t *)(ev->hdr + 1);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static bool is_kernel_mode(uint16_t misc)
+{
+	uint16_t cm = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return cm == PERF_RECORD_MISC_KERNEL || cm == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+static int add_kernel_map(struct machine *m, uint64_t start, uint64_t len, uint64_t pgoff,
+			  const char *name)
+{
+	struct map nm = {.start = start, .end = start + len};
+	char mod[256];
+
+	if (!strncmp(name, "[kernel.kallsyms]", 17)) {
+		/* perf writes "[kernel.kallsyms]_text" with pgoff = _text's address. */
+		if (!strcmp(name + 17, "_text") || !strcmp(name + 17, "_stext"))
+			m->ktext = pgoff;
+		nm.dso = m->kdso;
+		nm.pgoff = 0;
+	} else {
+		/* Modules: "/lib/modules/.../ext4.ko(.xz)" or "[ext4]" -> dso "[ext4]". */
+		const char *b = strrchr(name, '/');
+		size_t n;
+
+		b = b ? b + 1 : name;
+		if (*b == '[')
+			b++;
+		n = strcspn(b, ".]");
+		snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
+		nm.dso = dsos_findnew(&m->dsos, mod, NULL, 0);
+		if (!nm.dso)
+			return -ENOMEM;
+		nm.dso->kernel = true;
+	}
+	return maps_insert(&m->kmaps, &nm);
+}
+
+static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
+{
+	size_t len, fix = v2 ? 64 : 32, nlen;
+	const uint8_t *p = body(ev, &len);
+	const uint8_t *bid = NULL;
+	size_t bid_size = 0;
+	struct map nm;
+	struct proc *pr;
+	uint32_t pid;
+	const char *name;
+
+	if (len <= fix)
+		return -EINVAL;
+	pid = rd32(p);
+	nm.start = rd64(p + 8);
+	nm.end = nm.start + rd64(p + 16);
+	nm.pgoff = rd64(p + 24);
+	name = (const char *)p + fix;
+	nlen = strnlen(name, len - fix);
+	if (nlen == len - fix)
+		return -EINVAL; /* not NUL-terminated */
+	if (v2 && (ev->hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		/* Some kernels (seen on 6.18) set the flag with a size byte over 20 and
+		 * dev/inode bytes behind it: that is no build-id at all. */
+		bid_size = p[32];
+		bid = p + 36;
+		if (bid_size > BUILD_ID_SIZE) {
+			bid = NULL;
+			bid_size = 0;
+		}
+	}
+	if (pid == (uint32_t)-1 || (is_kernel_mode(ev->hdr->misc) && nm.start >= KERNEL_START))
+		return add_kernel_map(m, nm.start, nm.end - nm.start, nm.pgoff, name);
+	nm.dso = dsos_findnew(&m->dsos, name, bid, bid_size);
+	pr = proc_findnew(m, pid);
+	if (!nm.dso || !pr)
+		return -ENOMEM;
+	return maps_insert(&pr->maps, &nm);
+}
+
+static int do_comm(struct machine *m, const struct pd_event *ev)
+{
+	size_t len;
+	const uint8_t *p = body(ev, &len);
+	struct thread *t;
+	struct proc *pr;
+
+	if (len <= 8)
+		return -EINVAL;
+	t = thread_findnew(m, rd32(p), rd32(p + 4));
+	if (!t)
+		return -ENOMEM;
+	if (ev->hdr->misc & PERF_RECORD_MISC_COMM_EXEC) {
+		/* exec replaced the address space; its new MMAPs follow. */
+		pr = id_get(&m->procs, t->pid);
+		if (pr) {
+			maps_clear(&pr->maps);
+			symtab_free(pr->perfmap);
+			pr->perfmap = NULL;
+			pr->perfmap_tried = false;
+		}
+	}
+	t->dead = false;
+	return thread_set_comm(t, (const char *)p + 8, strnlen((const char *)p + 8, len - 8));
+}
+
+static int do_fork(struct machine *m, const struct pd_event *ev)
+{
+	size_t len;
+	const uint8_t *p = body(ev, &len);
+	uint32_t pid, ppid, tid, ptid;
+	struct thread *parent, *t;
+	struct proc *pp, *cp;
+
+	if (len < 16)
+		return -EINVAL;
+	pid = rd32(p);
+	ppid = rd32(p + 4);
+	tid = rd32(p + 8);
+	ptid = rd32(p + 12);
+	parent = id_get(&m->threads, ptid);
+	t = thread_findnew(m, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	/* A reused tid is a new thread: forget the old one's state. */
+	t->dead = false;
+	if (parent && parent->comm && thread_set_comm(t, parent->comm, strlen(parent->comm)))
+		return -ENOMEM;
+	if (pid == ppid)
+		return 0; /* a thread: shares the process's maps by pid */
+	pp = id_get(&m->procs, ppid);
+	cp = proc_findnew(m, pid);
+	if (!cp)
+		return -ENOMEM;
+	if (pp && pp != cp && !cp->maps.n && pp->maps.n) {
+		if (maps_reserve(&cp->maps, pp->maps.n))
+			return -ENOMEM;
+		memcpy(cp->maps.v, pp->maps.v, pp->maps.n * sizeof(*pp->maps.v));
+		cp->maps.n = pp->maps.n;
+	}
+	return 0;
+}
+
+static int do_exit(struct machine *m, const struct pd_event *ev)
+{
+	size_t len;
+	const uint8_t *p = body(ev, &len);
+	struct thread *t;
+
+	if (len < 16)
+		return -EINVAL;
+	t = id_get(&m->threads, rd32(p + 8));
+	if (t)
+		t->dead = true;
+	return 0;
+}
+
+static int do_build_id(struct machine *m, const struct pd_event *ev)
+{
+	const struct perf_build_id_event *be = (const void *)ev->hdr;
+	size_t size = BUILD_ID_SIZE, flen;
+	const char *fname;
+
+	if (ev->hdr->size <= sizeof(*be))
+		return -EINVAL;
+	fname = (const char *)(be + 1);
+	flen = strnlen(fname, ev->hdr->size - sizeof(*be));
+	if (flen == ev->hdr->size - sizeof(*be))
+		return -EINVAL;
+	if (ev->hdr->misc & PERF_RECORD_MISC_BUILD_ID_SIZE)
+		size = be->build_id[20] ? be->build_id[20] : BUILD_ID_SIZE;
+	if (size > BUILD_ID_SIZE)
+		size = BUILD_ID_SIZE;
+	return dsos_add_bid(&m->dsos, fname, be->build_id, size);
+}
+
+int machine_process_event(struct machine *m, const struct pd_event *ev)
+{
+	if (!ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
+		return -EINVAL;
+	switch (ev->hdr->type) {
+	case PERF_RECORD_MMAP:
+		return do_mmap(m, ev, false);
+	case PERF_RECORD_MMAP2:
+		return do_mmap(m, ev, true);
+	case PERF_RECORD_COMM:
+		return do_comm(m, ev);
+	case PERF_RECORD_FORK:
+		return do_fork(m, ev);
+	case PERF_RECORD_EXIT:
+		return do_exit(m, ev);
+	case PERF_RECORD_HEADER_BUILD_ID:
+		return do_build_id(m, ev);
+	default:
+		return 0;
+	}
+}
+
+void machine_add_build_ids(struct machine *m, const struct pd_reader *r)
+{
+	size_t i, n = pd_reader_nr_build_ids(r);
+
+	for (i = 0; i < n; i++) {
+		const struct pd_build_id *b = pd_reader_build_id(r, i);
+
+		if (b && b->filename)
+			dsos_add_bid(&m->dsos, b->filename, b->build_id,
+				     b->size ? b->size : BUILD_ID_SIZE);
+	}
+}
+
+const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid)
+{
+	struct thread *t = id_get(&m->threads, tid);
+
+	if (t && t->comm)
+		return t->comm;
+	/* A thread we never saw a COMM for is named like its process. */
+	if (tid != pid) {
+		struct thread *leader = id_get(&m->threads, pid);
+
+		if (leader && leader->comm)
+			return leader->comm;
+	}
+	if (pid == 0 && tid == 0)
+		return "swapper";
+	if (!t)
+		t = thread_findnew(m, pid, tid);
+	if (!t)
+		return "[unknown]";
+	snprintf(t->fallback, sizeof(t->fallback), ":%u", tid);
+	return t->fallback;
+}
+
+/* ---- resolution ---- */
+
+static const struct symtab *kernel_symtab(struct machine *m)
+{
+	const char *path = m->opts.kallsyms;
+	bool restricted = false;
+	struct symtab *st;
+
+	if (m->kernel_tried)
+		return m->kdso->st;
+	m->kernel_tried = true;
+	if (m->opts.no_kernel_syms)
+		return NULL;
+	if (!strcmp(path, "/proc/kallsyms") && m->kdso->bid_size) {
+		uint8_t bid[BID_MAX];
+		int n = bid_read_kernel(bid);
+
+		if (n > 0 && (n != m->kdso->bid_size || memcmp(bid, m->kdso->bid, (size_t)n))) {
+			char rec[2 * BID_MAX + 1];
+
+			bid_to_hex(rec, m->kdso->bid, m->kdso->bid_size);
+			dsos_warn(&m->dsos,
+				  "recorded on another kernel (build-id %s): kernel frames are "
+				  "shown as addresses; report on the recording machine",
+				  rec);
+			return NULL;
+		}
+	}
+	st = symtab_load_kallsyms(path, &restricted);
+	if (!st) {
+		if (restricted)
+			dsos_warn(&m->dsos,
+				  "%s shows zero addresses (kptr_restrict): kernel frames are "
+				  "unnamed; run as root or: sysctl kernel.kptr_restrict=0",
+				  path);
+		else
+			dsos_warn(&m->dsos, "cannot read %s: %s: kernel frames are unnamed", path,
+				  strerror(errno));
+		return NULL;
+	}
+	/* Same kernel, other boot: KASLR moved it, _text tells by how much. */
+	if (m->ktext && st->ref_text)
+		m->kdelta = (int64_t)(m->ktext - st->ref_text);
+	m->kdso->st = st;
+	return st;
+}
+
+static void resolve_kernel(struct machine *m, uint64_t ip, uint64_t adj, struct frame *f)
+{
+	const struct map *km = maps_find(&m->kmaps, ip);
+	const struct symtab *st = kernel_symtab(m);
+	const struct sym *sym;
+	const char *mod;
+	char name[256];
+
+	f->kernel = true;
+	f->dso = km ? km->dso : m->kdso;
+	f->dso_off = ip;
+	if (km) {
+		f->map_start = km->start;
+		f->map_end = km->end;
+		f->map_pgoff = km->pgoff;
+	}
+	if (st && (sym = symtab_lookup(st, ip - adj - (uint64_t)m->kdelta))) {
+		f->sym = sym->name;
+		f->sym_off = ip - (uint64_t)m->kdelta - sym->start;
+		mod = symtab_sym_module(st, sym);
+		if (mod) {
+			struct dso *d;
+
+			snprintf(name, sizeof(name), "[%s]", mod);
+			d = dsos_findnew(&m->dsos, name, NULL, 0);
+			if (d) {
+				d->kernel = true;
+				f->dso = d;
+			}
+		} else {
+			f->dso = m->kdso;
+		}
+	}
+	f->dso_name = f->dso->short_name;
+}
+
+/*
+ * The JIT's perf-PID.map; once the process is gone its map may be too (a /tmp cleaner,
+ * another boot), so pa-record's copy in the build-id cache stands in for it.
+ */
+static const struct symtab *jit_symtab(struct machine *m, struct proc *pr, uint32_t pid)
+{
+	char path[4096];
+
+	if (!pr->perfmap_tried) {
+		pr->perfmap_tried = true;
+		snprintf(path, sizeof(path), "%s/perf-%u.map", m->opts.perfmap_dir, pid);
+		pr->perfmap = symtab_load_perfmap(path);
+		if (!pr->perfmap && errno == ENOENT && m->dsos.buildid_dir) {
+			bidc_jit_map_path(m->dsos.buildid_dir, pid, path, sizeof(path));
+			pr->perfmap = symtab_load_perfmap(path);
+		}
+	}
+	return pr->perfmap;
+}
+
+/* An unnamed address: the start of the function its FDE covers, as a file offset. */
+static void unnamed_func(struct machine *m, struct dso *d, const struct symtab *st, uint64_t va,
+			 struct frame *f)
+{
+	struct dso_dwarf *dw = dso_dwarf(&m->dsos, d);
+	uint64_t start, off;
+
+	if (dw && !dwl_func_start(dw, va, &start) && !symtab_vaddr_to_offset(st, start, &off))
+		f->func_off = off;
+}
+
+/* Fills f; returns the DWARF view of the address when there is one to expand. */
+static const struct dwl_result *resolve_user(struct machine *m, struct proc *pr, uint32_t pid,
+					     uint64_t ip, uint64_t adj, struct frame *f)
+{
+	const struct map *mp = pr ? maps_find(&pr->maps, ip) : NULL;
+	const struct symtab *st;
+	const struct sym *sym;
+	struct dso_dwarf *dw;
+	uint64_t va;
+
+	f->kernel = false;
+	if (!mp) {
+		f->dso_name = "[unknown]";
+		f->dso_off = ip;
+		return NULL;
+	}
+	f->dso = mp->dso;
+	f->dso_name = mp->dso->short_name;
+	f->map_start = mp->start;
+	f->map_end = mp->end;
+	f->map_pgoff = mp->pgoff;
+	f->dso_off = ip - mp->start + mp->pgoff;
+	st = dso_symtab(&m->dsos, mp->dso);
+	if (st) {
+		if (symtab_offset_to_vaddr(st, f->dso_off - adj, &va))
+			return NULL;
+		sym = symtab_lookup(st, va);
+		if (sym) {
+			f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
+			f->sym_off = va + adj - sym->start;
+		} else {
+			unnamed_func(m, mp->dso, st, va, f);
+		}
+		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, mp->dso)))
+			return NULL;
+		return dwl_lookup(dw, va);
+	}
+	/* JIT code: anonymous executable memory named by the JIT's perf map. */
+	if (mp->dso->anon &&
+	    (!strcmp(mp->dso->path, "//anon") || !strncmp(mp->dso->path, "/memfd:", 7)) &&
+	    (st = jit_symtab(m, pr, pid)) && (sym = symtab_lookup(st, ip - adj))) {
+		f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
+		f->sym_off = ip - sym->start;
+	}
+	return NULL;
+}
+
+/*
+ * Turn the frame at f into r->n frames: the inlined functions innermost first, then
+ * the real function, all at the same ip.  Returns how many frames f now spans (<= room);
+ * with too little room, only the real frame (with its line) is kept.
+ */
+static size_t expand_inline(struct frame *f, const struct dwl_result *r, size_t room)
+{
+	const struct dwl_frame *outer;
+	struct frame base = *f;
+	uint32_t i;
+
+	if (!r || !r->n)
+		return 1;
+	outer = &r->f[r->n - 1];
+	base.srcfile = outer->file;
+	base.line = outer->line;
+	if (!base.sym && outer->name)
+		base.sym = outer->name; /* DWARF knows a function the symbol tables lack */
+	if (r->n > room) {
+		*f = base;
+		return 1;
+	}
+	for (i = 0; i + 1 < r->n; i++) {
+		f[i] = base;
+		f[i].inlined = true;
+		if (r->f[i].name)
+			f[i].sym = r->f[i].name;
+		f[i].sym_off = 0;
+		f[i].func_off = 0;
+		f[i].srcfile = r->f[i].file;
+		f[i].line = r->f[i].line;
+	}
+	f[r->n - 1] = base;
+	return r->n;
+}
+
+size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
+		       size_t max)
+{
+	struct proc *pr = id_get(&m->procs, s->pid);
+	bool kernel = is_kernel_mode(s->misc), first = true, guest = false;
+	size_t i, n = 0;
+
+	if (!max)
+		return 0;
+	if (!s->nr_ips || !s->ips) {
+		memset(&frames[0], 0, sizeof(frames[0]));
+		frames[0].ip = s->ip;
+		if (kernel || s->ip >= KERNEL_START) {
+			resolve_kernel(m, s->ip, 0, &frames[0]);
+			return 1;
+		}
+		return expand_inline(frames, resolve_user(m, pr, s->pid, s->ip, 0, &frames[0]),
+				     max);
+	}
+	for (i = 0; i < s->nr_ips && n < max; i++) {
+		uint64_t ip = s->ips[i];
+		struct frame *f = &frames[n];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			/* A context switch: its first frame is where that mode was left, not a
+			 * return address. */
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL ||
+			    ip == (uint64_t)PERF_CONTEXT_USER) {
+				kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+				guest = false;
+				first = true;
+			} else if (ip == (uint64_t)PERF_CONTEXT_GUEST ||
+				   ip == (uint64_t)PERF_CONTEXT_GUEST_KERNEL ||
+				   ip == (uint64_t)PERF_CONTEXT_GUEST_USER) {
+				kernel = ip == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				guest = true;
+				first = true;
+			}
+			continue;
+		}
+		const struct dwl_result *r = NULL;
+
+		memset(f, 0, sizeof(*f));
+		f->ip = ip;
+		if (guest) {
+			/* Guest addresses mean nothing in this machine's maps. */
+			f->kernel = kernel;
+			f->dso_name = "[unknown]";
+			f->dso_off = ip;
+		} else if (kernel || ip >= KERNEL_START) {
+			resolve_kernel(m, ip, first ? 0 : 1, f);
+		} else {
+			r = resolve_user(m, pr, s->pid, ip, first ? 0 : 1, f);
+		}
+		first = false;
+		n += expand_inline(f, r, max - n);
+	}
+	return n;
+}
+
+const char *frame_name(const struct frame *f, char *buf, size_t len)
+{
+	if (f->sym)
+		return f->sym;
+	if (!f->dso)
+		snprintf(buf, len, "[unknown]");
+	else if (f->func_off)
+		snprintf(buf, len, "%s+0x%" PRIx64, f->dso_name, f->func_off);
+	else
+		snprintf(buf, len, "%s+0x%" PRIx64, f->dso_name, f->dso_off);
+	return buf;
+}
+
+const char *machine_warning(const struct machine *m)
+{
+	return m->dsos.warnings;
+}
+
+const char *dso_path(const struct dso *d)
+{
+	return d ? d->path : NULL;
+}
+
+size_t dso_build_id(const struct dso *d, const uint8_t **bid)
+{
+	if (!d || !d->bid_size) {
+		*bid = NULL;
+		return 0;
+	}
+	*bid = d->bid;
+	return d->bid_size;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The state a perf.data stream describes: threads (comm), their address-space maps,
+ * the DSOs behind the maps, and how a sample's callchain resolves to named frames.
+ * Fed record by record (machine_process_event); shared by pa-report and pa-convert,
+ * so there is one symbolizer, not two.
+ */
+#ifndef PA_MACHINE_H
+#define PA_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfdata/pd_read.h"
+
+struct machine;
+struct dso;
+
+struct machine_opts {
+	const char *kallsyms;	     /* default "/proc/kallsyms" */
+	bool no_kernel_syms;	     /* don't read kallsyms (tests, foreign captures) */
+	const char *buildid_dir;     /* perf's build-id cache; default "$HOME/.debug" */
+	const char *debug_dirs;	     /* ':'-separated debug roots; default "/usr/lib/debug" */
+	const char *debuginfod_urls; /* --debuginfod; NULL: $DEBUGINFOD_URLS, "": none */
+	const char *perfmap_dir;     /* where perf-PID.map files are; default "/tmp" */
+	bool no_debuginfo;	     /* the files' own symbols only (no debug-file search) */
+	bool no_demangle;	     /* keep C++/Rust names mangled */
+	bool no_inline;		     /* no DWARF: no inline frames, no file:line */
+};
+
+struct frame {
+	uint64_t ip;
+	bool kernel;
+	const struct dso *dso; /* NULL when no map covers ip */
+	const char *dso_name;  /* short name: "libc.so.6", "[kernel.kallsyms]", "[unknown]" */
+	const char *sym;       /* NULL when unnamed */
+	uint64_t sym_off;      /* ip - symbol start */
+	uint64_t dso_off;      /* file offset (user) or ip (kernel): for "dso+0xoff" names */
+	uint64_t map_start, map_end, map_pgoff; /* the mapping ip fell in */
+	bool inlined;	     /* an inlined function's frame; the real one follows it */
+	const char *srcfile; /* DWARF source file of this frame's position, NULL if unknown */
+	int line;	     /* its line, 0 if unknown */
+	uint64_t func_off;   /* unnamed: file offset of the function start (.eh_frame), 0 unknown */
+};
+
+struct machine *machine_new(const struct machine_opts *opts);
+void machine_free(struct machine *m);
+
+/* Track COMM, MMAP, MMAP2, FORK, EXIT and build-id records/features.  Others ignored. 0 or -errno. */
+int machine_process_event(struct machine *m, const struct pd_event *ev);
+/* Take the BUILD_ID feature of a file-mode reader (call once after open). */
+void machine_add_build_ids(struct machine *m, const struct pd_reader *r);
+
+/* The thread's current comm ("[unknown]" / ":PID" style fallback, never NULL). */
+const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid);
+
+/*
+ * A sample's stack as frames, leaf first.  Kernel and user frames in callchain order,
+ * context markers dropped; if the sample has no callchain, its ip alone.  The return
+ * addresses of non-leaf frames are looked up at ip-1 so calls at a function's end
+ * resolve to the caller.  Where DWARF is available (unless opts.no_inline), a user ip
+ * inside inlined code yields one frame per inlined function first (innermost first,
+ * inlined set, same ip), then the real function's; srcfile/line are filled in.
+ * Returns the number of frames written (<= max).
+ */
+size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
+		       size_t max);
+
+/* A frame's name as reports print it: the symbol itself, else buf filled with
+ * "dso+0xoff", off being the start of the unnamed function when .eh_frame gives it
+ * (so its samples add up) or the ip's own offset ("[unknown]" when no map covered
+ * ip).  Never NULL. */
+const char *frame_name(const struct frame *f, char *buf, size_t len);
+
+/* Warnings gathered (e.g. kptr_restrict hides kernel addresses), NULL when none. */
+const char *machine_warning(const struct machine *m);
+
+/* dso accessors for writers of other formats (pprof mappings). */
+const char *dso_path(const struct dso *d);
+size_t dso_build_id(const struct dso *d, const uint8_t **bid);
+
+#endif /* PA_MACHINE_H */

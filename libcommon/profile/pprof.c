@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cg_profile -> profile.proto.  The message is built in a few flat arrays (one per
+ * message type, plus the pointer arrays protobuf-c wants), packed once, then gzipped
+ * with zlib's gzip wrapper.  Ids are the callgraph's ids + 1: pprof reserves 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h"
+#include "profile/pprof.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_vtype;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+/* String table with a hash index, so each string is stored once. */
+struct strtab {
+	char **strs;
+	size_t nr, cap;
+	uint32_t *idx; /* index + 1, 0 empty */
+	size_t idx_cap;
+};
+
+struct builder {
+	const struct cg_profile *cg;
+	struct strtab st;
+	pb_profile prof;
+
+	pb_vtype *vtypes, **vtype_ptrs, period_type;
+	int *ev_col;  /* event index -> first value column, -1 when not present */
+	char **owned; /* strings the table holds that were built here */
+	size_t nr_owned;
+
+	pb_mapping *maps, **map_ptrs;
+	size_t nr_maps;
+	uint32_t *frame_map; /* frame id -> mapping id (0: none) */
+
+	pb_location *locs, **loc_ptrs;
+	pb_line *lines, **line_ptrs;
+	pb_function *funcs, **func_ptrs;
+
+	pb_sample *samples, **sample_ptrs;
+	pb_label *labels, **label_ptrs;
+	uint64_t *loc_ids;
+	int64_t *values;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h ^ (h >> 32);
+}
+
+static int strtab_rehash(struct strtab *st)
+{
+	size_t cap = st->idx_cap ? st->idx_cap * 2 : 1024, i;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++) {
+		size_t j = str_hash(st->strs[i]) & (cap - 1);
+
+		while (idx[j])
+			j = (j + 1) & (cap - 1);
+		idx[j] = i + 1;
+	}
+	free(st->idx);
+	st->idx = idx;
+	st->idx_cap = cap;
+	return 0;
+}
+
+/* Index of s in the table, adding it; -1 on allocation failure. */
+static int64_t str_id(struct strtab *st, const char *s)
+{
+	size_t j;
+
+	if (!s)
+		s = "";
+	if ((st->nr + 1) * 2 > st->idx_cap && strtab_rehash(st))
+		return -1;
+	for (j = str_hash(s) & (st->idx_cap - 1); st->idx[j]; j = (j + 1) & (st->idx_cap - 1))
+		if (!strcmp(st->strs[st->idx[j] - 1], s))
+			return st->idx[j] - 1;
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 256;
+		char **strs = realloc(st->strs, cap * sizeof(*strs));
+
+		if (!strs)
+			return -1;
+		st->strs = strs;
+		st->cap = cap;
+	}
+	/* Strings are borrowed (cg's, or literals) and outlive the builder. */
+	st->strs[st->nr] = (char *)s;
+	st->idx[j] = st->nr + 1;
+	return st->nr++;
+}
+
+/* str_id for a string that does not outlive the call (a stack buffer). */
+static int64_t str_id_copy(struct builder *b, const char *s)
+{
+	int64_t id = str_id(&b->st, s);
+	char *copy;
+
+	if (id < 0 || b->st.strs[id] != s)
+		return id;
+	copy = strdup(s);
+	if (!copy) {
+		b->st.strs[id] = "";
+		return -1;
+	}
+	b->st.strs[id] = copy;
+	b->owned[b->nr_owned++] = copy;
+	return id;
+}
+
+/* event is name, optionally with perf's ":modifiers" ("cpu-clock:ppp"). */
+static bool event_is(const char *event, const char *name)
+{
+	size_t n = strcspn(event, ":");
+
+	return n == strlen(name) && !strncmp(event, name, n);
+}
+
+void pprof_value_type(const char *event, const char **type, const char **unit)
+{
+	if (!event) {
+		*type = "events";
+		*unit = "count";
+	} else if (event_is(event, "cpu-clock") || event_is(event, "task-clock")) {
+		*type = "cpu";
+		*unit = "nanoseconds";
+	} else if (event_is(event, "offcpu-time")) {
+		*type = "offcpu";
+		*unit = "nanoseconds";
+	} else {
+		*type = event;
+		*unit = "count";
+	}
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+/* Sample types: two columns per event with samples (count, then period). */
+static int build_types(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t nev = cg_nr_events(cg), i, ncol = 0;
+	int64_t deflt = -1;
+	int period_ev = -1;
+
+	b->ev_col = xcalloc(nev, sizeof(*b->ev_col));
+	b->vtypes = xcalloc(2 * nev, sizeof(*b->vtypes));
+	b->vtype_ptrs = xcalloc(2 * nev, sizeof(*b->vtype_ptrs));
+	b->owned = xcalloc(nev, sizeof(*b->owned));
+	if (!b->ev_col || !b->vtypes || !b->vtype_ptrs || !b->owned)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct cg_event *ev = cg_event(cg, i);
+		const char *type, *unit;
+		char name[256];
+		int64_t s_type, s_unit, s_cnt, s_count_unit;
+
+		b->ev_col[i] = -1;
+		if (!ev->samples && !(i == nev - 1 && !ncol))
+			continue;
+		pprof_value_type(ev->name, &type, &unit);
+		/* The first event's count column keeps the conventional name "samples". */
+		if (!ncol) {
+			s_cnt = str_id(&b->st, "samples");
+		} else {
+			snprintf(name, sizeof(name), "%s_samples", type);
+			s_cnt = str_id_copy(b, name);
+		}
+		s_count_unit = str_id(&b->st, "count");
+		s_type = str_id(&b->st, type);
+		s_unit = str_id(&b->st, unit);
+		if (s_cnt < 0 || s_count_unit < 0 || s_type < 0 || s_unit < 0)
+			return -ENOMEM;
+		b->ev_col[i] = ncol;
+		perftools__profiles__value_type__init(&b->vtypes[ncol]);
+		b->vtypes[ncol].type = s_cnt;
+		b->vtypes[ncol].unit = s_count_unit;
+		perftools__profiles__value_type__init(&b->vtypes[ncol + 1]);
+		b->vtypes[ncol + 1].type = s_type;
+		b->vtypes[ncol + 1].unit = s_unit;
+		/* Default: the cpu column if there is one, else the first event's. */
+		if (deflt < 0 || (!strcmp(type, "cpu") && strcmp(b->st.strs[deflt], "cpu"))) {
+			deflt = s_type;
+			period_ev = i;
+		}
+		ncol += 2;
+	}
+	for (i = 0; i < ncol; i++)
+		b->vtype_ptrs[i] = &b->vtypes[i];
+	b->prof.n_sample_type = ncol;
+	b->prof.sample_type = b->vtype_ptrs;
+	b->prof.default_sample_type = deflt;
+
+	if (period_ev >= 0) {
+		const struct cg_event *ev = cg_event(cg, period_ev);
+		const char *type, *unit;
+
+		pprof_value_type(ev->name, &type, &unit);
+		perftools__profiles__value_type__init(&b->period_type);
+		b->period_type.type = str_id(&b->st, type);
+		b->period_type.unit = str_id(&b->st, unit);
+		b->prof.period_type = &b->period_type;
+		if (!ev->freq && ev->sample_period)
+			b->prof.period = ev->sample_period;
+		else if (ev->freq && ev->sample_period && !strcmp(unit, "nanoseconds"))
+			b->prof.period = 1000000000ULL / ev->sample_period;
+		else if (ev->samples)
+			b->prof.period = ev->period / ev->samples;
+	}
+	return 0;
+}
+
+static bool map_matches(const pb_mapping *m, const struct cg_frame *f, const struct cg_frame *rep)
+{
+	return rep->dso == f->dso && rep->kernel == f->kernel && m->memory_start == f->map_start &&
+	       m->file_offset == f->map_pgoff && rep->path == f->path;
+}
+
+/*
+ * pprof takes mapping[0] as the main binary (its "File:" line).  perf.data does not
+ * say which one that is: prefer the file named like the sampled command (comm is
+ * the executable's name, cut to 15 characters), else the user mapping under the
+ * most period; each stack counts once per mapping.
+ */
+static bool named_like(const char *path, const char *comm)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return *comm && !strncmp(base, comm, 15);
+}
+
+static int main_mapping_first(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	uint64_t *weight = xcalloc(b->nr_maps, sizeof(*weight));
+	uint64_t *weight_named = xcalloc(b->nr_maps, sizeof(*weight_named));
+	size_t *stamp = xcalloc(b->nr_maps, sizeof(*stamp));
+	size_t i, k, best = 0;
+
+	if (!weight || !weight_named || !stamp) {
+		free(weight);
+		free(weight_named);
+		free(stamp);
+		return -ENOMEM;
+	}
+	for (i = 0; i < cg_nr_stacks(cg); i++) {
+		const struct cg_stack *s = cg_stack(cg, i);
+
+		for (k = 0; k < s->nr; k++) {
+			uint32_t m = b->frame_map[s->frames[k]];
+
+			if (!m || stamp[m - 1] == i + 1 || cg_frame(cg, s->frames[k])->kernel)
+				continue;
+			stamp[m - 1] = i + 1;
+			weight[m - 1] += s->period;
+			if (named_like(cg_frame(cg, s->frames[k])->path, s->comm))
+				weight_named[m - 1] += s->period;
+		}
+	}
+	for (i = 1; i < b->nr_maps; i++)
+		if (weight_named[i] > weight_named[best])
+			best = i;
+	if (!b->nr_maps || !weight_named[best])
+		for (i = 1; i < b->nr_maps; i++)
+			if (weight[i] > weight[best])
+				best = i;
+	if (best) {
+		pb_mapping tmp = b->maps[0];
+
+		b->maps[0] = b->maps[best];
+		b->maps[best] = tmp;
+		b->maps[0].id = 1;
+		b->maps[best].id = best + 1;
+		for (i = 0; i < cg_nr_frames(cg); i++) {
+			if (b->frame_map[i] == 1)
+				b->frame_map[i] = best + 1;
+			else if (b->frame_map[i] == best + 1)
+				b->frame_map[i] = 1;
+		}
+	}
+	free(weight);
+	free(weight_named);
+	free(stamp);
+	return 0;
+}
+
+/* Mappings: one per distinct (dso, range, offset); kernel frames share the kernel's. */
+static int build_mappings(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t nf = cg_nr_frames(cg), i, j;
+	int err;
+	const struct cg_frame **rep = xcalloc(nf, sizeof(*rep));
+
+	b->maps = xcalloc(nf, sizeof(*b->maps));
+	b->map_ptrs = xcalloc(nf, sizeof(*b->map_ptrs));
+	b->frame_map = xcalloc(nf, sizeof(*b->frame_map));
+	if (!rep || !b->maps || !b->map_ptrs || !b->frame_map) {
+		free(rep);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nf; i++) {
+		const struct cg_frame *f = cg_frame(cg, i);
+		pb_mapping *m;
+
+		if (!f->dso && !f->kernel)
+			continue; /* no mapping known: location without mapping */
+		for (j = 0; j < b->nr_maps; j++)
+			if (map_matches(&b->maps[j], f, rep[j]))
+				break;
+		if (j == b->nr_maps) {
+			m = &b->maps[j];
+			perftools__profiles__mapping__init(m);
+			m->id = j + 1;
+			m->memory_start = f->map_start;
+			m->memory_limit = f->map_end;
+			m->file_offset = f->map_pgoff;
+			m->filename = str_id(&b->st, f->path);
+			m->build_id = str_id(&b->st, f->build_id ? f->build_id : "");
+			if (m->filename < 0 || m->build_id < 0) {
+				free(rep);
+				return -ENOMEM;
+			}
+			/* Every location carries its function: nothing for pprof to symbolize. */
+			m->has_functions = true;
+			rep[j] = f;
+			b->map_ptrs[j] = m;
+			b->nr_maps++;
+		}
+		b->frame_map[i] = j + 1;
+	}
+	free(rep);
+	err = main_mapping_first(b);
+	if (err)
+		return err;
+	b->prof.n_mapping = b->nr_maps;
+	b->prof.mapping = b->map_ptrs;
+	return 0;
+}
+
+static int build_functions(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t nf = cg_nr_frames(cg), nfn = cg_nr_funcs(cg), i;
+
+	b->funcs = xcalloc(nfn, sizeof(*b->funcs));
+	b->func_ptrs = xcalloc(nfn, sizeof(*b->func_ptrs));
+	if (!b->funcs || !b->func_ptrs)
+		return -ENOMEM;
+	for (i = 0; i < nf; i++) {
+		const struct cg_frame *f = cg_frame(cg, i);
+		pb_function *fn = &b->funcs[f->func];
+
+		if (fn->id)
+			continue;
+		perftools__profiles__function__init(fn);
+		fn->id = f->func + 1;
+		fn->name = str_id(&b->st, f->name);
+		fn->system_name = fn->name;
+		/*
+		 * The source file when DWARF names it, else the dso: either way functions
+		 * of equal names in two binaries stay two.
+		 */
+		fn->filename = str_id(&b->st, f->srcfile ? f->srcfile : f->path);
+		if (fn->name < 0 || fn->filename < 0)
+			return -ENOMEM;
+		b->func_ptrs[f->func] = fn;
+	}
+	b->prof.n_function = nfn;
+	b->prof.function = b->func_ptrs;
+	return 0;
+}
+
+/*
+ * The inlined frames in front of each real frame, as the stacks show them:
+ * chain[off[r] .. off[r] + n[r]) innermost first.  One ip always inlines the same
+ * functions, so the first stack that shows r decides.
+ */
+struct inl_chains {
+	uint32_t *chain, *off, *n;
+	bool *seen;
+};
+
+static int find_inline_chains(const struct cg_profile *cg, struct inl_chains *ic)
+{
+	size_t nf = cg_nr_frames(cg), used = 0, i, k;
+
+	ic->chain = xcalloc(nf, sizeof(*ic->chain));
+	ic->off = xcalloc(nf, sizeof(*ic->off));
+	ic->n = xcalloc(nf, sizeof(*ic->n));
+	ic->seen = xcalloc(nf, sizeof(*ic->seen));
+	if (!ic->chain || !ic->off || !ic->n || !ic->seen)
+		return -ENOMEM;
+	for (i = 0; i < cg_nr_stacks(cg); i++) {
+		const struct cg_stack *s = cg_stack(cg, i);
+		size_t run = 0; /* inlined frames just before k */
+
+		for (k = 0; k < s->nr; k++) {
+			uint32_t r = s->frames[k];
+
+			if (cg_frame(cg, r)->inlined) {
+				run++;
+				continue;
+			}
+			if (!ic->seen[r]) {
+				ic->seen[r] = true;
+				/* Each inlined frame belongs to one real frame: used stays <= nf. */
+				ic->off[r] = used;
+				ic->n[r] = run;
+				memcpy(&ic->chain[used], &s->frames[k - run],
+				       run * sizeof(*ic->chain));
+				used += run;
+			}
+			run = 0;
+		}
+	}
+	return 0;
+}
+
+static void inl_chains_free(struct inl_chains *ic)
+{
+	free(ic->chain);
+	free(ic->off);
+	free(ic->n);
+	free(ic->seen);
+}
+
+static void set_line(pb_line *ln, const struct cg_frame *f)
+{
+	perftools__profiles__line__init(ln);
+	ln->function_id = f->func + 1;
+	ln->line = f->line;
+}
+
+/*
+ * One Location per frame id.  A real frame's Location carries the functions
+ * inlined at its address as extra Lines, innermost first and the real function
+ * last, which is how pprof expects inlining; samples then skip the inlined frames.
+ * An inlined frame's own Location (one Line) is used only when a truncated stack
+ * ends before its real function.
+ */
+static int build_locations(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t nf = cg_nr_frames(cg), nl = 0, i, k;
+	struct inl_chains ic = {0};
+	int err;
+
+	err = build_functions(b);
+	if (!err)
+		err = find_inline_chains(cg, &ic);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	b->locs = xcalloc(nf, sizeof(*b->locs));
+	b->loc_ptrs = xcalloc(nf, sizeof(*b->loc_ptrs));
+	b->lines = xcalloc(2 * nf, sizeof(*b->lines));
+	b->line_ptrs = xcalloc(2 * nf, sizeof(*b->line_ptrs));
+	if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
+		goto out;
+	for (i = 0; i < nf; i++) {
+		const struct cg_frame *f = cg_frame(cg, i);
+		pb_location *l = &b->locs[i];
+		size_t first = nl, n_inl = f->inlined ? 0 : ic.n[i];
+
+		for (k = 0; k < n_inl; k++, nl++) {
+			set_line(&b->lines[nl], cg_frame(cg, ic.chain[ic.off[i] + k]));
+			b->line_ptrs[nl] = &b->lines[nl];
+		}
+		set_line(&b->lines[nl], f);
+		b->line_ptrs[nl] = &b->lines[nl];
+		nl++;
+		perftools__profiles__location__init(l);
+		l->id = i + 1;
+		l->mapping_id = b->frame_map[i];
+		l->address = f->ip;
+		l->n_line = nl - first;
+		l->line = &b->line_ptrs[first];
+		b->loc_ptrs[i] = l;
+	}
+	b->prof.n_location = nf;
+	b->prof.location = b->loc_ptrs;
+	err = 0;
+out:
+	inl_chains_free(&ic);
+	return err;
+}
+
+/* Whether a real frame comes after inlined frame k of s. */
+static bool real_follows(const struct cg_profile *cg, const struct cg_stack *s, size_t k)
+{
+	for (; k < s->nr; k++)
+		if (!cg_frame(cg, s->frames[k])->inlined)
+			return true;
+	return false;
+}
+
+/* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
+#define NR_LABELS 4
+
+static int build_samples(struct builder *b)
+{
+	const struct cg_profile *cg = b->cg;
+	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, nlocs = 0, i, k;
+	int64_t k_pid = str_id(&b->st, "pid"), k_tid = str_id(&b->st, "tid");
+	int64_t k_comm = str_id(&b->st, "comm"), k_state = str_id(&b->st, "thread_state");
+	uint64_t *loc;
+
+	if (k_pid < 0 || k_tid < 0 || k_comm < 0 || k_state < 0)
+		return -ENOMEM;
+	for (i = 0; i < ns; i++)
+		nlocs += cg_stack(cg, i)->nr;
+	b->samples = xcalloc(ns, sizeof(*b->samples));
+	b->sample_ptrs = xcalloc(ns, sizeof(*b->sample_ptrs));
+	b->labels = xcalloc(NR_LABELS * ns, sizeof(*b->labels));
+	b->label_ptrs = xcalloc(NR_LABELS * ns, sizeof(*b->label_ptrs));
+	b->loc_ids = xcalloc(nlocs, sizeof(*b->loc_ids));
+	b->values = xcalloc(ns * ncol, sizeof(*b->values));
+	if (!b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs || !b->loc_ids ||
+	    !b->values)
+		return -ENOMEM;
+	loc = b->loc_ids;
+	for (i = 0; i < ns; i++) {
+		const struct cg_stack *s = cg_stack(cg, i);
+		pb_sample *p = &b->samples[i];
+		pb_label *lb = &b->labels[NR_LABELS * i];
+		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
+
+		perftools__profiles__sample__init(p);
+		p->location_id = loc;
+		for (k = 0; k < s->nr; k++) {
+			/* Inlined frames are Lines of the real frame's Location that follows. */
+			if (cg_frame(cg, s->frames[k])->inlined && real_follows(cg, s, k))
+				continue;
+			*loc++ = s->frames[k] + 1; /* already leaf first */
+		}
+		p->n_location_id = loc - p->location_id;
+		p->n_value = ncol;
+		p->value = &b->values[i * ncol];
+		if (col >= 0) {
+			p->value[col] = s->count;
+			p->value[col + 1] = s->period;
+		}
+		for (k = 0; k < NR_LABELS; k++) {
+			perftools__profiles__label__init(&lb[k]);
+			b->label_ptrs[NR_LABELS * i + k] = &lb[k];
+		}
+		lb[0].key = k_pid;
+		lb[0].num = s->pid;
+		lb[1].key = k_tid;
+		lb[1].num = s->tid;
+		lb[2].key = k_comm;
+		lb[2].str = str_id(&b->st, s->comm);
+		if (lb[2].str < 0)
+			return -ENOMEM;
+		p->n_label = 3;
+		if (s->state) {
+			lb[3].key = k_state;
+			lb[3].str = str_id(&b->st, s->state);
+			if (lb[3].str < 0)
+				return -ENOMEM;
+			p->n_label = 4;
+		}
+		p->label = &b->label_ptrs[NR_LABELS * i];
+		b->sample_ptrs[i] = p;
+	}
+	b->prof.n_sample = ns;
+	b->prof.sample = b->sample_ptrs;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_owned; i++)
+		free(b->owned[i]);
+	free(b->owned);
+	free(b->st.strs);
+	free(b->st.idx);
+	free(b->vtypes);
+	free(b->vtype_ptrs);
+	free(b->ev_col);
+	free(b->maps);
+	free(b->map_ptrs);
+	free(b->frame_map);
+	free(b->locs);
+	free(b->loc_ptrs);
+	free(b->lines);
+	free(b->line_ptrs);
+	free(b->funcs);
+	free(b->func_ptrs);
+	free(b->samples);
+	free(b->sample_ptrs);
+	free(b->labels);
+	free(b->label_ptrs);
+	free(b->loc_ids);
+	free(b->values);
+}
+
+int pprof_pack(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
+	       size_t *len)
+{
+	struct builder b = {.cg = cg};
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	if (!cg_nr_events(cg))
+		return -EINVAL;
+	perftools__profiles__profile__init(&b.prof);
+	/* string_table[0] must be "" */
+	if (str_id(&b.st, "") != 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = build_types(&b);
+	if (!err)
+		err = build_mappings(&b);
+	if (!err)
+		err = build_locations(&b);
+	if (!err)
+		err = build_samples(&b);
+	if (err)
+		goto out;
+	b.prof.time_nanos = opts ? opts->time_nanos : 0;
+	b.prof.duration_nanos = opts ? opts->duration_nanos : 0;
+	b.prof.n_string_table = b.st.nr;
+	b.prof.string_table = b.st.strs;
+
+	*len = perftools__profiles__profile__get_packed_size(&b.prof);
+	*out = malloc(*len ? *len : 1);
+	if (!*out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	perftools__profiles__profile__pack(&b.prof, *out);
+out:
+	builder_free(&b);
+	return err;
+}
+
+int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	size_t cap;
+	uint8_t *buf;
+	int zret;
+
+	*out = NULL;
+	*out_len = 0;
+	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&zs, len) + 32;
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = len;
+	zs.next_out = buf;
+	zs.avail_out = cap;
+	zret = deflate(&zs, Z_FINISH);
+	deflateEnd(&zs);
+	if (zret != Z_STREAM_END) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	*out_len = cap - zs.avail_out;
+	return 0;
+}
+
+int pprof_encode(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
+		 size_t *len)
+{
+	uint8_t *raw;
+	size_t raw_len;
+	int err = pprof_pack(cg, opts, &raw, &raw_len);
+
+	if (err)
+		return err;
+	err = pprof_gzip(raw, raw_len, out, len);
+	free(raw);
+	return err;
+}
