@@ -37,11 +37,19 @@ static char *render_stack(const struct cg_profile *cg, const struct cg_stack *s)
 		return NULL;
 	fputs(s->comm, f);
 	for (i = s->nr; i-- > 0;) {
-		const struct cg_frame *fr = cg_frame(cg, s->frames[i]);
+		const struct cg_loc *l = cg_loc(cg, s->locs[i]);
+		uint32_t k;
 
 		/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
 		 * colours "_[i]" frames as inlined): above their real function. */
-		fprintf(f, ";%s%s", fr->name, fr->kernel ? "_[k]" : fr->inlined ? "_[i]" : "");
+		for (k = l->nr_frames; k-- > 0;) {
+			const struct cg_frame *fr = cg_frame(cg, l->frame + k);
+
+			fprintf(f, ";%s%s", fr->name,
+				fr->kernel    ? "_[k]"
+				: fr->inlined ? "_[i]"
+					      : "");
+		}
 	}
 	if (fclose(f)) {
 		free(buf);

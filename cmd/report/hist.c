@@ -103,9 +103,19 @@ static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *
 			return NULL;
 		j = key_hash(key) & (h->nr_buckets - 1);
 	}
+	if (h->nr_entries == h->cap_entries) {
+		size_t cap = h->cap_entries ? 2 * h->cap_entries : 1024;
+		struct hist_entry **v = realloc(h->entries, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		h->entries = v;
+		h->cap_entries = cap;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
+	h->entries[h->nr_entries] = e;
 	*e = *key;
 	e->first_tid = tid;
 	e->next_hash = h->buckets[j];
@@ -192,36 +202,51 @@ static int chain_add(struct hists *h, struct hist_entry *e, const uint32_t *seq,
 	return 0;
 }
 
-static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *seq,
+/* The frames of s's locations, leaf first, into exp; their number. */
+static size_t expand(const struct cg_profile *cg, const struct cg_stack *s, uint32_t *exp)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		const struct cg_loc *l = cg_loc(cg, s->locs[i]);
+		uint32_t k;
+
+		for (k = 0; k < l->nr_frames; k++)
+			exp[n++] = l->frame + k;
+	}
+	return n;
+}
+
+static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *exp, uint32_t *seq,
 		     struct hist_entry **seen)
 {
 	const struct hist_opts *o = &h->opts;
 	struct hist_entry key, *self;
-	size_t i, j, nr_seen = 0;
+	size_t i, j, nr_seen = 0, nr = expand(h->cg, s, exp);
 
 	/* Chains run in the order they are printed: root first for caller. */
-	for (i = 0; i < s->nr; i++)
-		seq[i] = o->order == ORDER_CALLER ? s->frames[s->nr - 1 - i] : s->frames[i];
+	for (i = 0; i < nr; i++)
+		seq[i] = o->order == ORDER_CALLER ? exp[nr - 1 - i] : exp[i];
 
 	/*
 	 * perf's entry is the sample's real function: an inlined helper's frames show
 	 * in the call graph, not as the entry (nor as entries of their own).
 	 */
-	for (i = 0; i + 1 < s->nr && cg_frame(h->cg, s->frames[i])->inlined; i++)
+	for (i = 0; i + 1 < nr && cg_frame(h->cg, exp[i])->inlined; i++)
 		;
-	make_key(h, s, s->frames[i], &key);
+	make_key(h, s, exp[i], &key);
 	self = find_or_add(h, &key, s->tid);
 	if (!self)
 		return -ENOMEM;
 	self->self += s->period;
 	self->children += s->period;
-	if (o->order != ORDER_NONE && chain_add(h, self, seq, s->nr, s->period))
+	if (o->order != ORDER_NONE && chain_add(h, self, seq, nr, s->period))
 		return -ENOMEM;
 	if (!o->children)
 		return 0;
 
 	seen[nr_seen++] = self;
-	for (i = 0; i < s->nr; i++) {
+	for (i = 0; i < nr; i++) {
 		struct hist_entry *e;
 
 		if (cg_frame(h->cg, seq[i])->inlined)
@@ -237,7 +262,7 @@ static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *seq,
 			return -ENOMEM;
 		e->children += s->period;
 		seen[nr_seen++] = e;
-		if (o->order != ORDER_NONE && chain_add(h, e, seq + i, s->nr - i, s->period))
+		if (o->order != ORDER_NONE && chain_add(h, e, seq + i, nr - i, s->period))
 			return -ENOMEM;
 	}
 	return 0;
@@ -247,7 +272,7 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 		const struct hist_opts *opts)
 {
 	size_t i, max = 1;
-	uint32_t *seq;
+	uint32_t *seq, *exp;
 	struct hist_entry **seen;
 	int err = 0;
 
@@ -256,12 +281,21 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 	h->opts = *opts;
 	if (grow_buckets(h))
 		return -ENOMEM;
-	for (i = 0; i < cg_nr_stacks(cg); i++)
-		if (cg_stack(cg, i)->nr > max)
-			max = cg_stack(cg, i)->nr;
+	for (i = 0; i < cg_nr_locs(cg); i++)
+		if (cg_loc(cg, i)->nr_frames > max)
+			max = cg_loc(cg, i)->nr_frames;
+	{
+		size_t deepest = 1, k;
+
+		for (k = 0; k < cg_nr_stacks(cg); k++)
+			if (cg_stack(cg, k)->nr > deepest)
+				deepest = cg_stack(cg, k)->nr;
+		max *= deepest; /* a bound on any stack's frames */
+	}
 	seq = calloc(max, sizeof(*seq));
+	exp = calloc(max, sizeof(*exp));
 	seen = calloc(max + 1, sizeof(*seen));
-	if (!seq || !seen) {
+	if (!seq || !exp || !seen) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -272,12 +306,13 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 			continue;
 		h->total_period += s->period;
 		h->total_samples += s->count;
-		err = add_stack(h, s, seq, seen);
+		err = add_stack(h, s, exp, seq, seen);
 		if (err)
 			break;
 	}
 out:
 	free(seq);
+	free(exp);
 	free(seen);
 	return err;
 }
@@ -367,27 +402,22 @@ static int cmp_items(const void *pa, const void *pb)
 void hists_sort(struct hists *h)
 {
 	struct sort_item *items = calloc(h->nr_entries ? h->nr_entries : 1, sizeof(*items));
-	struct hist_entry **out = calloc(h->nr_entries ? h->nr_entries : 1, sizeof(*out));
-	size_t i, n = 0;
+	size_t i;
 
-	if (!items || !out) {
-		/* Unsorted output beats none; the caller sees entries == NULL otherwise. */
-		free(items);
-		free(out);
+	/* Unsorted output beats none. */
+	if (!items)
 		return;
-	}
-	for (i = 0; i < h->nr_buckets; i++) {
-		struct hist_entry *e;
-
-		for (e = h->buckets[i]; e; e = e->next_hash)
-			items[n++] = (struct sort_item){h, e};
-	}
-	qsort(items, n, sizeof(*items), cmp_items);
-	for (i = 0; i < n; i++)
-		out[i] = items[i].e;
+	/*
+	 * From creation order, which the samples decide: the comparison is not a total
+	 * order (perf's caller-above-callee tie-break holds within one thread only), so
+	 * the input order must not depend on where entries happen to be in memory.
+	 */
+	for (i = 0; i < h->nr_entries; i++)
+		items[i] = (struct sort_item){h, h->entries[i]};
+	qsort(items, h->nr_entries, sizeof(*items), cmp_items);
+	for (i = 0; i < h->nr_entries; i++)
+		h->entries[i] = items[i].e;
 	free(items);
-	free(h->entries);
-	h->entries = out;
 }
 
 void hists_free(struct hists *h)

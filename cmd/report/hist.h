@@ -65,8 +65,8 @@ struct hists {
 	struct hist_opts opts;
 	struct hist_entry **buckets;
 	size_t nr_buckets;
-	struct hist_entry **entries; /* after hists_sort: output order */
-	size_t nr_entries;
+	struct hist_entry **entries; /* in creation order; after hists_sort: output order */
+	size_t nr_entries, cap_entries;
 	uint64_t total_period, total_samples;
 };
 

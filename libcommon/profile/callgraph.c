@@ -1,195 +1,86 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Stack aggregation shared by pa-report and pa-convert.  Three interning tables
- * (strings, frames, stacks) over one small open-addressing hash index, so a capture
- * of millions of samples costs one hash lookup per frame and one per stack.
+ * Stack aggregation shared by pa-report and pa-convert.  Per address: one hash lookup
+ * of its location key; per sample: one of its stack.  Symbols, DWARF and names are
+ * looked up once per distinct location, when it is first seen.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+#include "base/util.h"
 #include "profile/callgraph.h"
 #include "profile/offcpu.h"
-#include "base/util.h"
 
 #define CG_MAX_FRAMES 4096
+#define IDS_BLOCK     (1u << 20) /* stack location ids are allocated in blocks */
 
-/* Hash index: slots hold (hash, id + 1); 0 id marks an empty slot. */
-struct hindex {
-	uint64_t *hash;
-	uint32_t *id;
-	size_t cap; /* power of two */
-	size_t n;
+struct ids_block {
+	struct ids_block *next;
+	size_t used;
+	uint32_t ids[IDS_BLOCK];
 };
 
-struct cg_func {
-	const char *dso_name;
-	const char *name;
-};
-
-/*
- * Leaf-only reports resolve one address per sample, and most samples hit an address
- * seen before: its frame ids, kept per (pid, cpu mode, ip), spare the symbol, DWARF
- * and frame lookups.  Entries belong to a generation; any record that may change
- * what an address resolves to (maps, threads, build-ids) starts a new one.
- */
-#define LEAF_IDS 3 /* the real function and two inlined into it; deeper is not kept */
-
-struct leaf_entry {
+/* What a location was interned by: the key of machine_locate. */
+struct loc_key {
 	uint64_t ip;
-	uint32_t pid;
-	uint32_t gen; /* 0: never used */
-	uint8_t mode; /* leaf_mode() */
-	uint8_t nr;
-	uint32_t ids[LEAF_IDS];
+	uint32_t map;
+	uint8_t ring;
+	bool ret;
 };
 
-struct leaf_cache {
-	struct leaf_entry *e;
-	size_t cap; /* power of two */
-	size_t n;   /* entries of generation gen */
-	uint32_t gen;
+struct loc_entry {
+	struct cg_loc l;
+	struct loc_key key;
+};
+
+struct map_entry {
+	struct cg_mapping m;
+	const struct dso *dso;
 };
 
 struct cg_profile {
-	struct hindex str_idx;
+	struct hidx str_idx;
 	char **strs;
 	size_t nr_strs, cap_strs;
 
-	struct hindex frame_idx;
+	/* Locations by machine_locate key, and (cg_add_sample) by their frames. */
+	struct hidx loc_idx, floc_idx;
+	struct loc_entry *locs;
+	size_t nr_locs, cap_locs;
+	int64_t unknown_loc; /* the "[unknown]" location of empty stacks, -1 until made */
+
 	struct cg_frame *frames;
 	size_t nr_frames, cap_frames;
 
-	struct hindex func_idx;
+	struct hidx func_idx;
 	struct cg_func *funcs;
 	size_t nr_funcs, cap_funcs;
 
-	struct hindex stack_idx;
+	struct hidx map_idx;
+	struct map_entry *maps;
+	size_t nr_maps, cap_maps;
+
+	struct hidx stack_idx;
 	struct cg_stack *stacks;
 	size_t nr_stacks, cap_stacks;
+	struct ids_block *ids_blocks;
 
 	struct cg_event *events;
 	size_t nr_events;
 
-	bool leaf_only; /* cg_set_leaf_only */
-	struct leaf_cache leaf;
-	struct frame *scratch; /* CG_MAX_FRAMES resolved frames */
-	uint32_t *ids;	       /* CG_MAX_FRAMES frame ids */
+	bool leaf_only;		   /* cg_set_leaf_only */
+	struct machine_loc *mlocs; /* CG_MAX_FRAMES located addresses */
+	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
+	uint32_t *ids;		   /* CG_MAX_FRAMES location ids */
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
 {
-	/* splitmix64 finalizer over a running xor: cheap and well spread. */
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
+	const struct cg_profile *cg = ctx;
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return mix(h, 0);
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
-static int hindex_rehash(struct hindex *hi)
-{
-	size_t ncap = hi->cap ? hi->cap * 2 : 256, i;
-	uint64_t *nh = calloc(ncap, sizeof(*nh));
-	uint32_t *nid = calloc(ncap, sizeof(*nid));
-
-	if (!nh || !nid) {
-		free(nh);
-		free(nid);
-		return -ENOMEM;
-	}
-	for (i = 0; i < hi->cap; i++) {
-		size_t j;
-
-		if (!hi->id[i])
-			continue;
-		for (j = hi->hash[i] & (ncap - 1); nid[j]; j = (j + 1) & (ncap - 1))
-			;
-		nh[j] = hi->hash[i];
-		nid[j] = hi->id[i];
-	}
-	free(hi->hash);
-	free(hi->id);
-	hi->hash = nh;
-	hi->id = nid;
-	hi->cap = ncap;
-	return 0;
-}
-
-/*
- * Find id with hash h for which eq(ctx, id, key) holds; if none, *slot is where it
- * goes.  Returns the id or -1.
- */
-typedef bool (*hindex_eq)(const struct cg_profile *cg, uint32_t id, const void *key);
-
-static int64_t hindex_find(const struct cg_profile *cg, const struct hindex *hi, uint64_t h,
-			   hindex_eq eq, const void *key)
-{
-	size_t j;
-
-	if (!hi->cap)
-		return -1;
-	for (j = h & (hi->cap - 1); hi->id[j]; j = (j + 1) & (hi->cap - 1))
-		if (hi->hash[j] == h && eq(cg, hi->id[j] - 1, key))
-			return hi->id[j] - 1;
-	return -1;
-}
-
-static int hindex_insert(struct hindex *hi, uint64_t h, uint32_t id)
-{
-	size_t j;
-	int err;
-
-	if ((hi->n + 1) * 4 > hi->cap * 3) {
-		err = hindex_rehash(hi);
-		if (err)
-			return err;
-	}
-	for (j = h & (hi->cap - 1); hi->id[j]; j = (j + 1) & (hi->cap - 1))
-		;
-	hi->hash[j] = h;
-	hi->id[j] = id + 1;
-	hi->n++;
-	return 0;
-}
-
-static void hindex_free(struct hindex *hi)
-{
-	free(hi->hash);
-	free(hi->id);
-}
-
-static bool str_eq(const struct cg_profile *cg, uint32_t id, const void *key)
-{
 	return !strcmp(cg->strs[id], key);
 }
 
@@ -197,17 +88,17 @@ static bool str_eq(const struct cg_profile *cg, uint32_t id, const void *key)
 static const char *intern(struct cg_profile *cg, const char *s)
 {
 	uint64_t h = hash_str(s);
-	int64_t id = hindex_find(cg, &cg->str_idx, h, str_eq, s);
+	int64_t id = hidx_find(&cg->str_idx, h, str_eq, cg, s);
 	char *copy;
 
 	if (id >= 0)
 		return cg->strs[id];
-	if (grow((void **)&cg->strs, &cg->cap_strs, cg->nr_strs + 1, sizeof(*cg->strs)))
+	if (pa_grow((void **)&cg->strs, &cg->cap_strs, cg->nr_strs + 1, sizeof(*cg->strs)))
 		goto nomem;
 	copy = strdup(s);
 	if (!copy)
 		goto nomem;
-	if (hindex_insert(&cg->str_idx, h, cg->nr_strs)) {
+	if (hidx_insert(&cg->str_idx, h, cg->nr_strs)) {
 		free(copy);
 		goto nomem;
 	}
@@ -218,23 +109,26 @@ nomem:
 	return NULL;
 }
 
-static bool func_eq(const struct cg_profile *cg, uint32_t id, const void *key)
+static bool func_eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct cg_profile *cg = ctx;
 	const struct cg_func *a = &cg->funcs[id], *b = key;
 
 	return a->dso_name == b->dso_name && a->name == b->name;
 }
 
-static int func_id(struct cg_profile *cg, const char *dso_name, const char *name, uint32_t *out)
+/* The function of dso_name and name (both interned); file names a new one. */
+static int func_id(struct cg_profile *cg, const char *dso_name, const char *name, const char *file,
+		   uint32_t *out)
 {
-	struct cg_func key = {dso_name, name};
-	uint64_t h = mix(mix(0, (uintptr_t)dso_name), (uintptr_t)name);
-	int64_t id = hindex_find(cg, &cg->func_idx, h, func_eq, &key);
+	struct cg_func key = {.name = name, .dso_name = dso_name, .file = file};
+	uint64_t h = hash_mix(hash_mix(0, (uintptr_t)dso_name), (uintptr_t)name);
+	int64_t id = hidx_find(&cg->func_idx, h, func_eq, cg, &key);
 
 	if (id < 0) {
-		if (grow((void **)&cg->funcs, &cg->cap_funcs, cg->nr_funcs + 1,
-			 sizeof(*cg->funcs)) ||
-		    hindex_insert(&cg->func_idx, h, cg->nr_funcs))
+		if (pa_grow((void **)&cg->funcs, &cg->cap_funcs, cg->nr_funcs + 1,
+			    sizeof(*cg->funcs)) ||
+		    hidx_insert(&cg->func_idx, h, cg->nr_funcs))
 			return -ENOMEM;
 		id = cg->nr_funcs;
 		cg->funcs[cg->nr_funcs++] = key;
@@ -243,87 +137,198 @@ static int func_id(struct cg_profile *cg, const char *dso_name, const char *name
 	return 0;
 }
 
-/* Frames are one per (ip, mapping, dso, ring): the same address in another mapping
- * may be other code. */
-static bool frame_eq(const struct cg_profile *cg, uint32_t id, const void *key)
+static bool map_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct cg_frame *a = &cg->frames[id];
-	const struct frame *b = key;
+	const struct cg_profile *cg = ctx;
+	const struct map_entry *a = &cg->maps[id], *k = key;
 
-	if (a->ip != b->ip || a->dso != b->dso || a->map_start != b->map_start ||
-	    a->kernel != b->kernel || a->inlined != (b->inlined && b->sym))
-		return false;
-	/* One ip holds the real function and each function inlined into it there. */
-	if (!a->inlined)
-		return true;
-	return a->sym && b->sym && !strcmp(a->sym, b->sym);
+	return a->dso == k->dso && a->m.kernel == k->m.kernel && a->m.start == k->m.start &&
+	       a->m.pgoff == k->m.pgoff;
 }
 
-static int frame_id(struct cg_profile *cg, const struct frame *f, uint32_t *out)
+/* The mapping of a location whose real frame is f: one per (dso, ring, start, offset),
+ * which also gives kernel frames one mapping; 0 when f has none, else its id + 1. */
+static int mapping_id(struct cg_profile *cg, const struct frame *f, uint32_t *out)
 {
-	uint64_t h = mix(mix(mix(mix(0, f->ip), (uintptr_t)f->dso), f->map_start),
-			 f->kernel | (uint64_t)(f->inlined && f->sym) << 1);
-	int64_t id = hindex_find(cg, &cg->frame_idx, h, frame_eq, f);
-	struct cg_frame *cf;
-	char buf[512];
+	struct map_entry k = {.dso = f->dso};
 	const char *path;
 	const uint8_t *bid;
 	size_t bid_len;
+	uint64_t h;
+	int64_t id;
+
+	*out = 0;
+	if (!f->dso && !f->kernel)
+		return 0;
+	k.m.kernel = f->kernel;
+	if (f->dso) {
+		k.m.start = f->map_start;
+		k.m.end = f->map_end;
+		k.m.pgoff = f->map_pgoff;
+	}
+	h = hash_mix(hash_mix(hash_mix(hash_mix(0, (uintptr_t)k.dso), k.m.kernel), k.m.start),
+		     k.m.pgoff);
+	id = hidx_find(&cg->map_idx, h, map_eq, cg, &k);
+	if (id < 0) {
+		path = f->dso ? dso_path(f->dso) : NULL;
+		k.m.path = intern(cg, path ? path : f->dso_name ? f->dso_name : "[unknown]");
+		if (!k.m.path)
+			return -ENOMEM;
+		bid_len = f->dso ? dso_build_id(f->dso, &bid) : 0;
+		if (bid_len) {
+			char hex[2 * 64 + 1];
+
+			if (bid_len > 64)
+				bid_len = 64;
+			pa_hex(hex, bid, bid_len);
+			k.m.build_id = intern(cg, hex);
+			if (!k.m.build_id)
+				return -ENOMEM;
+		}
+		if (pa_grow((void **)&cg->maps, &cg->cap_maps, cg->nr_maps + 1,
+			    sizeof(*cg->maps)) ||
+		    hidx_insert(&cg->map_idx, h, cg->nr_maps))
+			return -ENOMEM;
+		id = cg->nr_maps++;
+		cg->maps[id] = k;
+	}
+	*out = id + 1;
+	return 0;
+}
+
+/* Append the frames f[0..n) (one location: inlined ones first, the real one last). */
+static int add_location(struct cg_profile *cg, const struct frame *f, size_t n, uint32_t *out)
+{
+	const struct frame *real = &f[n - 1];
+	struct cg_loc *l;
+	uint32_t loc = cg->nr_locs;
+	char buf[512];
+	size_t i;
+
+	if (pa_grow((void **)&cg->locs, &cg->cap_locs, cg->nr_locs + 1, sizeof(*cg->locs)))
+		return -ENOMEM;
+	if (pa_grow((void **)&cg->frames, &cg->cap_frames, cg->nr_frames + n, sizeof(*cg->frames)))
+		return -ENOMEM;
+	memset(&cg->locs[loc], 0, sizeof(cg->locs[loc]));
+	l = &cg->locs[loc].l;
+	l->ip = real->ip;
+	l->kind = real->kind;
+	l->frame = cg->nr_frames;
+	l->nr_frames = n;
+	if (mapping_id(cg, real, &l->mapping))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct cg_frame *cf = &cg->frames[cg->nr_frames + i];
+		const char *path = l->mapping ? cg->maps[l->mapping - 1].m.path : NULL;
+
+		memset(cf, 0, sizeof(*cf));
+		cf->loc = loc;
+		cf->kernel = f[i].kernel;
+		/* An unnamed inlined frame cannot be told from its neighbours: treat it as
+		 * real. */
+		cf->inlined = f[i].inlined && f[i].sym && i + 1 < n;
+		cf->line = f[i].line;
+		cf->dso_name = intern(cg, f[i].dso_name ? f[i].dso_name : "[unknown]");
+		cf->sym = f[i].sym ? intern(cg, f[i].sym) : NULL;
+		cf->name = intern(cg, frame_name(&f[i], buf, sizeof(buf)));
+		cf->srcfile = f[i].srcfile ? intern(cg, f[i].srcfile) : NULL;
+		if (!path)
+			path = cf->dso_name;
+		if (!cf->dso_name || (f[i].sym && !cf->sym) || !cf->name ||
+		    (f[i].srcfile && !cf->srcfile) ||
+		    func_id(cg, cf->dso_name, cf->name, cf->srcfile ? cf->srcfile : path,
+			    &cf->func))
+			return -ENOMEM;
+	}
+	cg->nr_frames += n;
+	*out = cg->nr_locs++;
+	return 0;
+}
+static bool loc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct cg_profile *cg = ctx;
+	const struct loc_key *a = &cg->locs[id].key, *b = key;
+
+	return a->ip == b->ip && a->map == b->map && a->ring == b->ring && a->ret == b->ret;
+}
+
+/* The location of a located address, symbolized when it is new. */
+static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine_loc *ml,
+		  uint32_t *out)
+{
+	struct loc_key key = {.ip = ml->ip, .map = ml->map, .ring = ml->ring, .ret = ml->ret};
+	uint64_t h = hash_mix(hash_mix(0, key.ip),
+			      key.map | (uint64_t)key.ring << 32 | (uint64_t)key.ret << 40);
+	int64_t id = hidx_find(&cg->loc_idx, h, loc_eq, cg, &key);
+	size_t n;
 
 	if (id >= 0) {
 		*out = id;
 		return 0;
 	}
-	if (grow((void **)&cg->frames, &cg->cap_frames, cg->nr_frames + 1, sizeof(*cg->frames)))
+	n = machine_symbolize(m, ml, cg->scratch, CG_MAX_FRAMES);
+	if (!n || add_location(cg, cg->scratch, n, out))
 		return -ENOMEM;
-	cf = &cg->frames[cg->nr_frames];
-	memset(cf, 0, sizeof(*cf));
-	cf->ip = f->ip;
-	cf->kernel = f->kernel;
-	/* An unnamed inlined frame cannot be told from its neighbours: treat it as real. */
-	cf->inlined = f->inlined && f->sym;
-	cf->line = f->line;
-	cf->dso = f->dso;
-	if (f->dso) {
-		cf->map_start = f->map_start;
-		cf->map_end = f->map_end;
-		cf->map_pgoff = f->map_pgoff;
-	}
-	cf->dso_name = intern(cg, f->dso_name ? f->dso_name : "[unknown]");
-	cf->sym = f->sym ? intern(cg, f->sym) : NULL;
-	cf->name = intern(cg, frame_name(f, buf, sizeof(buf)));
-	path = f->dso ? dso_path(f->dso) : NULL;
-	cf->path = intern(cg, path ? path : cf->dso_name ? cf->dso_name : "[unknown]");
-	cf->srcfile = f->srcfile ? intern(cg, f->srcfile) : NULL;
-	if (!cf->dso_name || (f->sym && !cf->sym) || !cf->name || !cf->path ||
-	    (f->srcfile && !cf->srcfile))
-		return -ENOMEM;
-	bid_len = f->dso ? dso_build_id(f->dso, &bid) : 0;
-	if (bid_len) {
-		char hex[2 * 64 + 1];
-
-		if (bid_len > 64)
-			bid_len = 64;
-		pa_hex(hex, bid, bid_len);
-		cf->build_id = intern(cg, hex);
-		if (!cf->build_id)
-			return -ENOMEM;
-	}
-	if (func_id(cg, cf->dso_name, cf->name, &cf->func))
-		return -ENOMEM;
-	if (hindex_insert(&cg->frame_idx, h, cg->nr_frames))
-		return -ENOMEM;
-	*out = cg->nr_frames++;
-	return 0;
+	cg->locs[*out].key = key;
+	return hidx_insert(&cg->loc_idx, h, *out);
 }
 
-static bool stack_eq(const struct cg_profile *cg, uint32_t id, const void *key)
+/* cg_add_sample's frames f[0..n) of one location, compared with location id's. */
+struct floc_key {
+	const struct frame *f;
+	size_t n;
+};
+
+static bool floc_eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct cg_profile *cg = ctx;
+	const struct floc_key *k = key;
+	const struct cg_loc *l = &cg->locs[id].l;
+	const struct frame *real = &k->f[k->n - 1];
+	const struct cg_mapping *mp = l->mapping ? &cg->maps[l->mapping - 1].m : NULL;
+	size_t i;
+
+	if (l->ip != real->ip || l->nr_frames != k->n ||
+	    (l->mapping ? cg->maps[l->mapping - 1].dso != real->dso : !!real->dso) ||
+	    (mp && real->dso && mp->start != real->map_start))
+		return false;
+	for (i = 0; i < k->n; i++) {
+		const struct cg_frame *cf = &cg->frames[l->frame + i];
+		const char *sym = k->f[i].sym;
+
+		if (cf->kernel != k->f[i].kernel || !cf->sym != !sym ||
+		    (sym && strcmp(cf->sym, sym)))
+			return false;
+	}
+	return true;
+}
+
+static int floc_id(struct cg_profile *cg, const struct frame *f, size_t n, uint32_t *out)
+{
+	struct floc_key key = {f, n};
+	uint64_t h = hash_mix(hash_mix(hash_mix(0, f[n - 1].ip), (uintptr_t)f[n - 1].dso), n);
+	int64_t id;
+
+	if (f[n - 1].sym)
+		h = hash_mix(h, hash_str(f[n - 1].sym));
+	id = hidx_find(&cg->floc_idx, h, floc_eq, cg, &key);
+	if (id >= 0) {
+		*out = id;
+		return 0;
+	}
+	if (add_location(cg, f, n, out))
+		return -ENOMEM;
+	return hidx_insert(&cg->floc_idx, h, *out);
+}
+
+static bool stack_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct cg_profile *cg = ctx;
 	const struct cg_stack *a = &cg->stacks[id], *b = key;
 
 	return a->event == b->event && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
 	       a->state == b->state && a->nr == b->nr &&
-	       !memcmp(a->frames, b->frames, a->nr * sizeof(*a->frames));
+	       !memcmp(a->locs, b->locs, a->nr * sizeof(*a->locs));
 }
 
 static struct cg_event *event_get(struct cg_profile *cg, uint32_t idx, const char *name)
@@ -347,35 +352,26 @@ static struct cg_event *event_get(struct cg_profile *cg, uint32_t idx, const cha
 	return ev;
 }
 
-int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
-		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
-		  uint64_t period, uint64_t time)
+/* Room for nr location ids that live as long as cg. */
+static uint32_t *ids_alloc(struct cg_profile *cg, size_t nr)
 {
-	return cg_add_sample_state(cg, event, event_name, pid, tid, comm, frames, nr, period, time,
-				   NULL);
-}
+	struct ids_block *b = cg->ids_blocks;
 
-/* Intern nr resolved frames (leaf first) into ids; nr 0 stands for one "[unknown]"
- * frame.  Returns how many ids were written, 0 when out of memory. */
-static size_t intern_frames(struct cg_profile *cg, const struct frame *frames, size_t nr,
-			    uint32_t *ids)
-{
-	static const struct frame unknown = {.dso_name = "[unknown]"};
-	size_t i;
-
-	if (!nr) {
-		frames = &unknown;
-		nr = 1;
+	if (nr > IDS_BLOCK)
+		return NULL;
+	if (!b || b->used + nr > IDS_BLOCK) {
+		b = malloc(sizeof(*b));
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->next = cg->ids_blocks;
+		cg->ids_blocks = b;
 	}
-	if (nr > CG_MAX_FRAMES)
-		nr = CG_MAX_FRAMES;
-	for (i = 0; i < nr; i++)
-		if (frame_id(cg, &frames[i], &ids[i]))
-			return 0;
-	return nr;
+	b->used += nr;
+	return &b->ids[b->used - nr];
 }
 
-/* Count one sample of the stack of frame ids ids[0..nr). */
+/* Count one sample of the stack of location ids ids[0..nr). */
 static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 		     uint32_t tid, const char *comm, const uint32_t *ids, size_t nr,
 		     uint64_t period, uint64_t time, const char *state)
@@ -396,28 +392,28 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 		if (!key.state)
 			return -ENOMEM;
 	}
-	h = mix(mix(mix(mix(mix(0, event), pid), tid), (uintptr_t)key.comm), (uintptr_t)key.state);
+	h = hash_mix(
+		hash_mix(hash_mix(hash_mix(hash_mix(0, event), pid), tid), (uintptr_t)key.comm),
+		(uintptr_t)key.state);
 	for (i = 0; i < nr; i++)
-		h = mix(h, ids[i]);
+		h = hash_mix(h, ids[i]);
 	key.nr = nr;
-	key.frames = ids;
+	key.locs = ids;
 
-	id = hindex_find(cg, &cg->stack_idx, h, stack_eq, &key);
+	id = hidx_find(&cg->stack_idx, h, stack_eq, cg, &key);
 	if (id < 0) {
 		uint32_t *copy;
 
-		if (grow((void **)&cg->stacks, &cg->cap_stacks, cg->nr_stacks + 1,
-			 sizeof(*cg->stacks)))
+		if (pa_grow((void **)&cg->stacks, &cg->cap_stacks, cg->nr_stacks + 1,
+			    sizeof(*cg->stacks)))
 			return -ENOMEM;
-		copy = malloc(nr * sizeof(*copy));
+		copy = ids_alloc(cg, nr);
 		if (!copy)
 			return -ENOMEM;
 		memcpy(copy, ids, nr * sizeof(*copy));
-		if (hindex_insert(&cg->stack_idx, h, cg->nr_stacks)) {
-			free(copy);
+		if (hidx_insert(&cg->stack_idx, h, cg->nr_stacks))
 			return -ENOMEM;
-		}
-		key.frames = copy;
+		key.locs = copy;
 		id = cg->nr_stacks++;
 		cg->stacks[id] = key;
 	}
@@ -434,17 +430,54 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 	return 0;
 }
 
+int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
+		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
+		  uint64_t period, uint64_t time)
+{
+	return cg_add_sample_state(cg, event, event_name, pid, tid, comm, frames, nr, period, time,
+				   NULL);
+}
+
 int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
 			uint64_t period, uint64_t time, const char *state)
 {
+	static const struct frame unknown = {.dso_name = "[unknown]"};
+	size_t i = 0, n = 0;
+
 	/* The event first: a sample names its event even when its frames fail. */
 	if (!event_get(cg, event, event_name))
 		return -ENOMEM;
-	nr = intern_frames(cg, frames, nr, cg->ids);
-	if (!nr)
-		return -ENOMEM;
-	return add_stack(cg, event, event_name, pid, tid, comm, cg->ids, nr, period, time, state);
+	if (!nr) {
+		frames = &unknown;
+		nr = 1;
+	}
+	while (i < nr && n < CG_MAX_FRAMES) {
+		size_t run = 1;
+
+		/* Inlined frames and the real frame after them at the same ip. */
+		while (i + run < nr && frames[i + run - 1].inlined &&
+		       frames[i + run].ip == frames[i].ip)
+			run++;
+		if (floc_id(cg, &frames[i], run, &cg->ids[n++]))
+			return -ENOMEM;
+		i += run;
+	}
+	return add_stack(cg, event, event_name, pid, tid, comm, cg->ids, n, period, time, state);
+}
+
+/* The "[unknown]" location standing for a sample without addresses. */
+static int unknown_loc(struct cg_profile *cg, uint32_t *out)
+{
+	static const struct frame unknown = {.dso_name = "[unknown]"};
+
+	if (cg->unknown_loc < 0) {
+		if (add_location(cg, &unknown, 1, out))
+			return -ENOMEM;
+		cg->unknown_loc = *out;
+	}
+	*out = cg->unknown_loc;
+	return 0;
 }
 
 static bool in_u32(const uint32_t *list, size_t n, uint32_t v)
@@ -508,162 +541,6 @@ static void count_lost(struct cg_profile *cg, struct pd_reader *r, const struct 
 		cev->lost += lost;
 }
 
-/* s with its callchain cut after the first address (context markers kept before). */
-static struct pd_sample leaf_of(const struct pd_sample *s)
-{
-	struct pd_sample l = *s;
-	uint64_t i;
-
-	for (i = 0; i < s->nr_ips; i++)
-		if (s->ips[i] < PERF_CONTEXT_MAX) {
-			l.nr_ips = i + 1;
-			break;
-		}
-	return l;
-}
-
-/*
- * Which machine_resolve() inputs besides pid and ip decide a leaf's frames: the
- * sample's cpu mode and the last context marker before the address.  -1 when the
- * callchain holds no address (not cached).
- */
-static int leaf_mode(const struct pd_sample *s, uint64_t *ip)
-{
-	int marker = 0;
-	uint64_t i;
-
-	if (!s->nr_ips || !s->ips) {
-		*ip = s->ip;
-		return 0x80 | (s->misc & PERF_RECORD_MISC_CPUMODE_MASK);
-	}
-	for (i = 0; i < s->nr_ips; i++) {
-		switch (s->ips[i]) {
-		case PERF_CONTEXT_KERNEL:
-			marker = 1;
-			continue;
-		case PERF_CONTEXT_USER:
-			marker = 2;
-			continue;
-		case PERF_CONTEXT_GUEST:
-			marker = 3;
-			continue;
-		case PERF_CONTEXT_GUEST_KERNEL:
-			marker = 4;
-			continue;
-		case PERF_CONTEXT_GUEST_USER:
-			marker = 5;
-			continue;
-		}
-		if (s->ips[i] >= PERF_CONTEXT_MAX)
-			continue;
-		*ip = s->ips[i];
-		return marker << 3 | (s->misc & PERF_RECORD_MISC_CPUMODE_MASK);
-	}
-	return -1;
-}
-
-static uint64_t leaf_hash(uint32_t pid, int mode, uint64_t ip)
-{
-	return mix(mix(mix(0, ip), pid), mode);
-}
-
-/*
- * Linear probing that stops at a slot of an older generation: within one generation
- * slots only ever turn current, so every current entry stays reachable.
- */
-static struct leaf_entry *leaf_find(struct leaf_cache *lc, uint32_t pid, int mode, uint64_t ip)
-{
-	size_t j;
-
-	if (!lc->cap)
-		return NULL;
-	for (j = leaf_hash(pid, mode, ip) & (lc->cap - 1); lc->e[j].gen == lc->gen;
-	     j = (j + 1) & (lc->cap - 1))
-		if (lc->e[j].ip == ip && lc->e[j].pid == pid && lc->e[j].mode == mode)
-			return &lc->e[j];
-	return NULL;
-}
-
-static void leaf_put(struct leaf_cache *lc, const struct leaf_entry *ne)
-{
-	size_t j;
-
-	for (j = leaf_hash(ne->pid, ne->mode, ne->ip) & (lc->cap - 1); lc->e[j].gen == lc->gen;
-	     j = (j + 1) & (lc->cap - 1))
-		;
-	lc->e[j] = *ne;
-	lc->e[j].gen = lc->gen;
-	lc->n++;
-}
-
-/* Remember a leaf's ids; a cache, so running out of memory only skips it. */
-static void leaf_add(struct leaf_cache *lc, uint32_t pid, int mode, uint64_t ip,
-		     const uint32_t *ids, size_t nr)
-{
-	struct leaf_entry ne = {.ip = ip, .pid = pid, .mode = mode, .nr = nr};
-
-	if (nr > LEAF_IDS)
-		return;
-	if ((lc->n + 1) * 4 > lc->cap * 3) {
-		size_t ncap = lc->cap ? lc->cap * 2 : 1024, ocap = lc->cap, i;
-		struct leaf_entry *old = lc->e, *e = calloc(ncap, sizeof(*e));
-
-		if (!e)
-			return;
-		lc->e = e;
-		lc->cap = ncap;
-		lc->n = 0;
-		for (i = 0; i < ocap; i++)
-			if (old[i].gen == lc->gen)
-				leaf_put(lc, &old[i]);
-		free(old);
-	}
-	memcpy(ne.ids, ids, nr * sizeof(*ids));
-	leaf_put(lc, &ne);
-}
-
-/* Records after which an address may resolve differently: all but those known not to
- * touch the machine's maps, threads or build-ids. */
-static void leaf_note_record(struct leaf_cache *lc, uint32_t type)
-{
-	switch (type) {
-	case PERF_RECORD_FINISHED_ROUND:
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		return;
-	}
-	if (!lc->n)
-		return;
-	lc->n = 0;
-	if (++lc->gen)
-		return;
-	/* Wrapped: generation 0 marks never-used slots, so forget every slot. */
-	memset(lc->e, 0, lc->cap * sizeof(*lc->e));
-	lc->gen = 1;
-}
-
-/* A leaf-only sample's frame ids into cg->ids; their number, 0 when out of memory. */
-static size_t leaf_ids(struct cg_profile *cg, struct machine *m, const struct pd_sample *s)
-{
-	struct pd_sample leaf = leaf_of(s);
-	struct leaf_entry *e;
-	uint64_t ip = 0;
-	int mode = leaf_mode(&leaf, &ip);
-	size_t nr;
-
-	if (mode >= 0 && (e = leaf_find(&cg->leaf, s->pid, mode, ip))) {
-		memcpy(cg->ids, e->ids, e->nr * sizeof(*e->ids));
-		return e->nr;
-	}
-	nr = machine_resolve(m, &leaf, cg->scratch, CG_MAX_FRAMES);
-	nr = intern_frames(cg, cg->scratch, nr, cg->ids);
-	if (nr && mode >= 0)
-		leaf_add(&cg->leaf, s->pid, mode, ip, cg->ids, nr);
-	return nr;
-}
-
 void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only)
 {
 	cg->leaf_only = leaf_only;
@@ -691,7 +568,6 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			count_lost(cg, r, &ev);
 			continue;
 		default:
-			leaf_note_record(&cg->leaf, ev.hdr->type);
 			ret = machine_process_event(m, &ev);
 			if (ret == -ENOMEM)
 				goto nomem;
@@ -710,14 +586,13 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 				: NULL;
 		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
 			goto nomem;
-		if (cg->leaf_only) {
-			nr = leaf_ids(cg, m, s);
-		} else {
-			nr = machine_resolve(m, s, cg->scratch, CG_MAX_FRAMES);
-			nr = intern_frames(cg, cg->scratch, nr, cg->ids);
-		}
-		if (!nr ||
-		    add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
+		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
+		for (i = 0; i < nr; i++)
+			if (loc_id(cg, m, &cg->mlocs[i], &cg->ids[i]))
+				goto nomem;
+		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
+			goto nomem;
+		if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
 			      s->tid, comm, cg->ids, nr, period,
 			      evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
 			      state))
@@ -742,10 +617,11 @@ struct cg_profile *cg_new(void)
 
 	if (!cg)
 		return NULL;
+	cg->mlocs = calloc(CG_MAX_FRAMES, sizeof(*cg->mlocs));
 	cg->scratch = calloc(CG_MAX_FRAMES, sizeof(*cg->scratch));
 	cg->ids = calloc(CG_MAX_FRAMES, sizeof(*cg->ids));
-	cg->leaf.gen = 1;
-	if (!cg->scratch || !cg->ids) {
+	cg->unknown_loc = -1;
+	if (!cg->mlocs || !cg->scratch || !cg->ids) {
 		cg_free(cg);
 		errno = ENOMEM;
 		return NULL;
@@ -761,20 +637,28 @@ void cg_free(struct cg_profile *cg)
 		return;
 	for (i = 0; i < cg->nr_strs; i++)
 		free(cg->strs[i]);
-	for (i = 0; i < cg->nr_stacks; i++)
-		free((void *)cg->stacks[i].frames);
+	while (cg->ids_blocks) {
+		struct ids_block *b = cg->ids_blocks;
+
+		cg->ids_blocks = b->next;
+		free(b);
+	}
 	free(cg->strs);
+	free(cg->locs);
 	free(cg->frames);
 	free(cg->funcs);
+	free(cg->maps);
 	free(cg->stacks);
 	free(cg->events);
+	free(cg->mlocs);
 	free(cg->scratch);
 	free(cg->ids);
-	free(cg->leaf.e);
-	hindex_free(&cg->str_idx);
-	hindex_free(&cg->frame_idx);
-	hindex_free(&cg->func_idx);
-	hindex_free(&cg->stack_idx);
+	hidx_free(&cg->str_idx);
+	hidx_free(&cg->loc_idx);
+	hidx_free(&cg->floc_idx);
+	hidx_free(&cg->func_idx);
+	hidx_free(&cg->map_idx);
+	hidx_free(&cg->stack_idx);
 	free(cg);
 }
 
@@ -806,6 +690,38 @@ size_t cg_nr_stacks(const struct cg_profile *cg)
 const struct cg_stack *cg_stack(const struct cg_profile *cg, size_t idx)
 {
 	return &cg->stacks[idx];
+}
+
+size_t cg_nr_locs(const struct cg_profile *cg)
+{
+	return cg->nr_locs;
+}
+
+const struct cg_loc *cg_loc(const struct cg_profile *cg, uint32_t id)
+{
+	return &cg->locs[id].l;
+}
+
+const struct cg_frame *cg_loc_real(const struct cg_profile *cg, uint32_t id)
+{
+	const struct cg_loc *l = &cg->locs[id].l;
+
+	return &cg->frames[l->frame + l->nr_frames - 1];
+}
+
+const struct cg_func *cg_func(const struct cg_profile *cg, uint32_t id)
+{
+	return &cg->funcs[id];
+}
+
+size_t cg_nr_mappings(const struct cg_profile *cg)
+{
+	return cg->nr_maps;
+}
+
+const struct cg_mapping *cg_mapping(const struct cg_profile *cg, uint32_t id)
+{
+	return &cg->maps[id].m;
 }
 
 size_t cg_nr_frames(const struct cg_profile *cg)

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A perf.data stream reduced to what reports and converters need: per event, the
- * distinct stacks (thread, comm, frames) with their sample count and period.
- * Frames are interned per code address, and every frame carries the id of its
- * function (same dso + same name), so pa-report aggregates by function while
- * pprof keeps addresses.  Inlined functions are frames of their own (marked
- * inlined, innermost first, before the real function at the same ip).  One pass over the stream; memory grows with distinct
- * stacks, not with samples.
+ * distinct stacks (thread, comm, locations) with their sample count and period.
+ *
+ * Locate, then symbolize: every address of every sample is located (its mapping,
+ * machine_locate) and interned as a location by that key alone; only a location seen
+ * for the first time is symbolized, into its frames: the functions inlined at the
+ * address (innermost first) and the real function last, each with its file:line and
+ * the id of its function (same dso + same name).  Stacks hold location ids; reports
+ * expand a location's frames when they print it (pprof: one Location, several
+ * Lines).  One pass over the stream; memory grows with distinct stacks and
+ * locations, not with samples.
  */
 #ifndef PA_CALLGRAPH_H
 #define PA_CALLGRAPH_H
@@ -20,37 +24,55 @@
 
 struct cg_profile;
 
-/* One distinct code address: a pprof Location. */
-struct cg_frame {
-	uint64_t ip;
-	uint64_t map_start, map_end, map_pgoff; /* all 0 when no map covered ip */
-	const struct dso *dso;			/* NULL when no map covered ip */
-	const char *dso_name;			/* short name, never NULL */
-	const char *sym;			/* symbol name, NULL when unnamed */
-	const char *name;			/* what reports print: sym, or "dso+0xoff" */
-	const char *path;     /* the dso's file name (pprof Mapping.filename), never NULL */
-	const char *build_id; /* lowercase hex, NULL when unknown */
-	uint32_t func;	      /* function id: frames with equal dso and name share it */
+/* One mapping of the capture: a pprof Mapping. */
+struct cg_mapping {
+	uint64_t start, end, pgoff; /* the kernel's: as recorded, 0 when no map */
+	const char *path;	    /* the dso's file name, never NULL */
+	const char *build_id;	    /* lowercase hex, NULL when unknown */
 	bool kernel;
-	/*
-	 * An inlined function's frame: it shares ip with the frames after it in a
-	 * stack, up to and including the real (non-inlined) function's frame.
-	 */
+};
+
+/* One frame of a location: a function at a source position. */
+struct cg_frame {
+	const char *dso_name; /* short name, never NULL */
+	const char *sym;      /* symbol name, NULL when unnamed */
+	const char *name;     /* what reports print: sym, or "dso+0xoff" */
+	uint32_t func;	      /* function id: frames with equal dso and name share it */
+	uint32_t loc;	      /* the location holding this frame */
+	bool kernel;
+	/* An inlined function's frame: the frames after it in its location, up to the
+	 * real (non-inlined) function's last one, are its callers. */
 	bool inlined;
 	const char *srcfile; /* DWARF source file of ip in this function, NULL unknown */
 	int line;	     /* its line, 0 unknown */
+};
+
+/* One distinct code address: a pprof Location. */
+struct cg_loc {
+	uint64_t ip;
+	uint32_t mapping;   /* cg_mapping() id + 1; 0 when no map covered ip */
+	uint8_t kind;	    /* enum pa_frame_kind */
+	uint32_t frame;	    /* its frames: cg_frame(frame .. frame + nr_frames - 1), */
+	uint32_t nr_frames; /* innermost inlined first, the real function last; >= 1 */
+};
+
+/* One function: what pa-report groups by and pprof's Function. */
+struct cg_func {
+	const char *name;     /* as printed */
+	const char *dso_name; /* short name */
+	const char *file;     /* DWARF source file of its first frame, else the dso's path */
 };
 
 /* One distinct stack of one thread under one event. */
 struct cg_stack {
 	uint32_t event; /* index into cg_event() */
 	uint32_t pid, tid;
-	const char *comm;	/* interned: equal comms have equal pointers */
-	uint32_t nr;		/* frames, leaf first; always >= 1 */
-	const uint32_t *frames; /* ids for cg_frame() */
-	uint64_t count;		/* samples */
-	uint64_t period;	/* sum of their periods */
-	const char *state;	/* off-CPU thread state ("sleep", "io", ...), interned; NULL
+	const char *comm;     /* interned: equal comms have equal pointers */
+	uint32_t nr;	      /* locations, leaf first; always >= 1 */
+	const uint32_t *locs; /* ids for cg_loc() */
+	uint64_t count;	      /* samples */
+	uint64_t period;      /* sum of their periods */
+	const char *state;    /* off-CPU thread state ("sleep", "io", ...), interned; NULL
 				 * when the samples carry none */
 };
 
@@ -80,9 +102,8 @@ struct cg_profile *cg_new(void);
 void cg_free(struct cg_profile *cg);
 
 /*
- * Keep only each sample's leaf (its function and the ones inlined there): for
- * reports that show neither callers nor call graphs, which then symbolize one
- * address per sample instead of the whole chain.  Call before cg_load.
+ * Keep only each sample's leaf location: for reports that show neither callers nor
+ * call graphs.  Call before cg_load.
  */
 void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only);
 
@@ -94,8 +115,11 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen);
 
 /*
- * Add one sample: frames leaf first (nr 0: a single "[unknown]" frame is used).
- * Events are created on demand, named by the first caller.  0 or -ENOMEM.
+ * Add one sample of already symbolized frames, leaf first, as machine_resolve() gives
+ * them (a run of inlined frames and the real frame after it at the same ip form one
+ * location; nr 0: a single "[unknown]" frame is used).  For tests and foreign inputs;
+ * cg_load locates first.  Events are created on demand, named by the first caller.
+ * 0 or -ENOMEM.
  */
 int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
@@ -114,8 +138,15 @@ int cg_find_event(const struct cg_profile *cg, const char *name);
 
 size_t cg_nr_stacks(const struct cg_profile *cg);
 const struct cg_stack *cg_stack(const struct cg_profile *cg, size_t idx);
+size_t cg_nr_locs(const struct cg_profile *cg);
+const struct cg_loc *cg_loc(const struct cg_profile *cg, uint32_t id);
 size_t cg_nr_frames(const struct cg_profile *cg);
 const struct cg_frame *cg_frame(const struct cg_profile *cg, uint32_t id);
+/* The real function's frame of location id (its last). */
+const struct cg_frame *cg_loc_real(const struct cg_profile *cg, uint32_t id);
 size_t cg_nr_funcs(const struct cg_profile *cg);
+const struct cg_func *cg_func(const struct cg_profile *cg, uint32_t id);
+size_t cg_nr_mappings(const struct cg_profile *cg);
+const struct cg_mapping *cg_mapping(const struct cg_profile *cg, uint32_t id);
 
 #endif /* PA_CALLGRAPH_H */

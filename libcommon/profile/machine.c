@@ -22,6 +22,7 @@
 struct map {
 	uint64_t start, end, pgoff;
 	struct dso *dso;
+	uint32_t id; /* machine-wide, new for every map inserted: a location's key */
 };
 
 struct maps {
@@ -57,6 +58,7 @@ struct machine {
 	struct dso_table dsos;
 	struct dso *kdso; /* [kernel.kallsyms] */
 	bool kernel_tried;
+	uint32_t next_map_id;
 	uint64_t ktext; /* _text of the recorded kernel (its MMAP's pgoff), 0 if unknown */
 	int64_t kdelta; /* recorded minus kallsyms addresses (KASLR across boots) */
 	char buildid_dir[4096];
@@ -166,13 +168,14 @@ static int maps_reserve(struct maps *ms, size_t extra)
  * Insert nm, cutting away what it overlaps of older maps (perf's
  * maps__fixup_overlappings): a map over the middle of another leaves both ends.
  */
-static int maps_insert(struct maps *ms, const struct map *nm)
+static int maps_insert(struct machine *m, struct maps *ms, const struct map *nmap)
 {
 	size_t first, last, keep = 0;
-	struct map frag[2];
+	struct map frag[2], nm_copy = *nmap, *nm = &nm_copy;
 
 	if (nm->end <= nm->start)
 		return 0;
+	nm->id = ++m->next_map_id;
 	if (maps_reserve(ms, 2))
 		return -ENOMEM;
 	first = maps_lower(ms, nm->start);
@@ -185,6 +188,7 @@ static int maps_insert(struct maps *ms, const struct map *nm)
 		}
 		if (o->end > nm->end) {
 			frag[keep] = *o;
+			frag[keep].id = ++m->next_map_id; /* its addresses moved */
 			frag[keep].start = nm->end;
 			frag[keep++].pgoff = o->pgoff + (nm->end - o->start);
 		}
@@ -389,7 +393,7 @@ static int add_kernel_map(struct machine *m, uint64_t start, uint64_t len, uint6
 			return -ENOMEM;
 		nm.dso->kernel = true;
 	}
-	return maps_insert(&m->kmaps, &nm);
+	return maps_insert(m, &m->kmaps, &nm);
 }
 
 static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
@@ -429,7 +433,7 @@ static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
 	pr = proc_findnew(m, pid);
 	if (!nm.dso || !pr)
 		return -ENOMEM;
-	return maps_insert(&pr->maps, &nm);
+	return maps_insert(m, &pr->maps, &nm);
 }
 
 static int do_comm(struct machine *m, const struct pd_event *ev)
@@ -491,6 +495,9 @@ static int do_fork(struct machine *m, const struct pd_event *ev)
 			return -ENOMEM;
 		memcpy(cp->maps.v, pp->maps.v, pp->maps.n * sizeof(*pp->maps.v));
 		cp->maps.n = pp->maps.n;
+		/* Another process: its anonymous code has its own JIT map. */
+		for (size_t i = 0; i < cp->maps.n; i++)
+			cp->maps.v[i].id = ++m->next_map_id;
 	}
 	return 0;
 }
@@ -633,21 +640,23 @@ static const struct symtab *kernel_symtab(struct machine *m)
 	return st;
 }
 
-static void resolve_kernel(struct machine *m, uint64_t ip, uint64_t adj, struct frame *f)
+static void resolve_kernel(struct machine *m, const struct machine_loc *l, uint64_t adj,
+			   struct frame *f)
 {
-	const struct map *km = maps_find(&m->kmaps, ip);
 	const struct symtab *st = kernel_symtab(m);
 	const struct sym *sym;
 	const char *mod;
 	char name[256];
+	uint64_t ip = l->ip;
 
 	f->kernel = true;
-	f->dso = km ? km->dso : m->kdso;
+	f->kind = PA_FRAME_KERNEL;
+	f->dso = l->dso ? l->dso : m->kdso;
 	f->dso_off = ip;
-	if (km) {
-		f->map_start = km->start;
-		f->map_end = km->end;
-		f->map_pgoff = km->pgoff;
+	if (l->dso) {
+		f->map_start = l->start;
+		f->map_end = l->end;
+		f->map_pgoff = l->pgoff;
 	}
 	if (st && (sym = symtab_lookup(st, ip - adj - (uint64_t)m->kdelta))) {
 		f->sym = sym->name;
@@ -701,28 +710,30 @@ static void unnamed_func(struct machine *m, struct dso *d, const struct symtab *
 }
 
 /* Fills f; returns the DWARF view of the address when there is one to expand. */
-static const struct dwl_result *resolve_user(struct machine *m, struct proc *pr, uint32_t pid,
-					     uint64_t ip, uint64_t adj, struct frame *f)
+static const struct dwl_result *resolve_user(struct machine *m, const struct machine_loc *l,
+					     uint64_t adj, struct frame *f)
 {
-	const struct map *mp = pr ? maps_find(&pr->maps, ip) : NULL;
 	const struct symtab *st;
 	const struct sym *sym;
 	struct dso_dwarf *dw;
-	uint64_t va;
+	struct proc *pr;
+	uint64_t va, ip = l->ip;
 
 	f->kernel = false;
-	if (!mp) {
+	if (!l->dso) {
+		f->kind = PA_FRAME_UNKNOWN;
 		f->dso_name = "[unknown]";
 		f->dso_off = ip;
 		return NULL;
 	}
-	f->dso = mp->dso;
-	f->dso_name = mp->dso->short_name;
-	f->map_start = mp->start;
-	f->map_end = mp->end;
-	f->map_pgoff = mp->pgoff;
-	f->dso_off = ip - mp->start + mp->pgoff;
-	st = dso_symtab(&m->dsos, mp->dso);
+	f->kind = PA_FRAME_NATIVE;
+	f->dso = l->dso;
+	f->dso_name = l->dso->short_name;
+	f->map_start = l->start;
+	f->map_end = l->end;
+	f->map_pgoff = l->pgoff;
+	f->dso_off = ip - l->start + l->pgoff;
+	st = dso_symtab(&m->dsos, l->dso);
 	if (st) {
 		if (symtab_offset_to_vaddr(st, f->dso_off - adj, &va))
 			return NULL;
@@ -731,16 +742,18 @@ static const struct dwl_result *resolve_user(struct machine *m, struct proc *pr,
 			f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 			f->sym_off = va + adj - sym->start;
 		} else {
-			unnamed_func(m, mp->dso, st, va, f);
+			unnamed_func(m, l->dso, st, va, f);
 		}
-		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, mp->dso)))
+		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, l->dso)))
 			return NULL;
 		return dwl_lookup(dw, va);
 	}
 	/* JIT code: anonymous executable memory named by the JIT's perf map. */
-	if (mp->dso->anon &&
-	    (!strcmp(mp->dso->path, "//anon") || !strncmp(mp->dso->path, "/memfd:", 7)) &&
-	    (st = jit_symtab(m, pr, pid)) && (sym = symtab_lookup(st, ip - adj))) {
+	if (l->dso->anon &&
+	    (!strcmp(l->dso->path, "//anon") || !strncmp(l->dso->path, "/memfd:", 7)) &&
+	    (pr = id_get(&m->procs, l->pid)) && (st = jit_symtab(m, pr, l->pid)) &&
+	    (sym = symtab_lookup(st, ip - adj))) {
+		f->kind = PA_FRAME_JIT;
 		f->sym = m->opts.no_demangle ? sym->name : symtab_sym_demangled(st, sym);
 		f->sym_off = ip - sym->start;
 	}
@@ -783,28 +796,46 @@ static size_t expand_inline(struct frame *f, const struct dwl_result *r, size_t 
 	return r->n;
 }
 
-size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
-		       size_t max)
+static void locate_one(struct machine *m, const struct proc *pr, uint32_t pid, uint64_t ip,
+		       enum machine_ring ring, bool ret, struct machine_loc *l)
 {
-	struct proc *pr = id_get(&m->procs, s->pid);
+	const struct map *mp = NULL;
+
+	memset(l, 0, sizeof(*l));
+	l->ip = ip;
+	l->pid = pid;
+	l->ring = ring;
+	l->ret = ret;
+	if (ring == MACHINE_RING_KERNEL)
+		mp = maps_find(&m->kmaps, ip);
+	else if (ring == MACHINE_RING_USER && pr)
+		mp = maps_find(&pr->maps, ip);
+	if (!mp)
+		return;
+	l->map = mp->id;
+	l->start = mp->start;
+	l->end = mp->end;
+	l->pgoff = mp->pgoff;
+	l->dso = mp->dso;
+}
+
+size_t machine_locate(struct machine *m, const struct pd_sample *s, struct machine_loc *locs,
+		      size_t max)
+{
+	const struct proc *pr = id_get(&m->procs, s->pid);
 	bool kernel = is_kernel_mode(s->misc), first = true, guest = false;
+	enum machine_ring ring;
 	size_t i, n = 0;
 
 	if (!max)
 		return 0;
 	if (!s->nr_ips || !s->ips) {
-		memset(&frames[0], 0, sizeof(frames[0]));
-		frames[0].ip = s->ip;
-		if (kernel || s->ip >= KERNEL_START) {
-			resolve_kernel(m, s->ip, 0, &frames[0]);
-			return 1;
-		}
-		return expand_inline(frames, resolve_user(m, pr, s->pid, s->ip, 0, &frames[0]),
-				     max);
+		ring = kernel || s->ip >= KERNEL_START ? MACHINE_RING_KERNEL : MACHINE_RING_USER;
+		locate_one(m, pr, s->pid, s->ip, ring, false, &locs[0]);
+		return 1;
 	}
 	for (i = 0; i < s->nr_ips && n < max; i++) {
 		uint64_t ip = s->ips[i];
-		struct frame *f = &frames[n];
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			/* A context switch: its first frame is where that mode was left, not a
@@ -823,23 +854,58 @@ size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct fram
 			}
 			continue;
 		}
-		const struct dwl_result *r = NULL;
-
-		memset(f, 0, sizeof(*f));
-		f->ip = ip;
-		if (guest) {
-			/* Guest addresses mean nothing in this machine's maps. */
-			f->kernel = kernel;
-			f->dso_name = "[unknown]";
-			f->dso_off = ip;
-		} else if (kernel || ip >= KERNEL_START) {
-			resolve_kernel(m, ip, first ? 0 : 1, f);
-		} else {
-			r = resolve_user(m, pr, s->pid, ip, first ? 0 : 1, f);
-		}
+		/* Guest addresses mean nothing in this machine's maps. */
+		if (guest)
+			ring = kernel ? MACHINE_RING_GUEST_KERNEL : MACHINE_RING_GUEST_USER;
+		else if (kernel || ip >= KERNEL_START)
+			ring = MACHINE_RING_KERNEL;
+		else
+			ring = MACHINE_RING_USER;
+		locate_one(m, pr, s->pid, ip, ring, !first, &locs[n++]);
 		first = false;
-		n += expand_inline(f, r, max - n);
 	}
+	return n;
+}
+
+size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct frame *frames,
+			 size_t max)
+{
+	struct frame *f = frames;
+	uint64_t adj = l->ret ? 1 : 0;
+
+	if (!max)
+		return 0;
+	memset(f, 0, sizeof(*f));
+	f->ip = l->ip;
+	switch (l->ring) {
+	case MACHINE_RING_GUEST_USER:
+	case MACHINE_RING_GUEST_KERNEL:
+		f->kernel = l->ring == MACHINE_RING_GUEST_KERNEL;
+		f->kind = PA_FRAME_UNKNOWN;
+		f->dso_name = "[unknown]";
+		f->dso_off = l->ip;
+		return 1;
+	case MACHINE_RING_KERNEL:
+		resolve_kernel(m, l, adj, f);
+		return 1;
+	case MACHINE_RING_USER:
+		break;
+	}
+	return expand_inline(f, resolve_user(m, l, adj, f), max);
+}
+
+size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,
+		       size_t max)
+{
+	size_t cap = s->nr_ips && s->ips ? s->nr_ips : 1, n = 0, nl, i;
+	struct machine_loc *l = malloc(cap * sizeof(*l));
+
+	if (!l)
+		return 0;
+	nl = machine_locate(m, s, l, cap);
+	for (i = 0; i < nl && n < max; i++)
+		n += machine_symbolize(m, &l[i], frames + n, max - n);
+	free(l);
 	return n;
 }
 

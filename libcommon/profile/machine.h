@@ -29,9 +29,22 @@ struct machine_opts {
 	bool no_inline;		     /* no DWARF: no inline frames, no file:line */
 };
 
+/*
+ * What kind of code a frame is: the one place a new kind (Python, GPU launch, GPU
+ * kernel, off-CPU) plugs in; reports and converters print and group by it.
+ */
+enum pa_frame_kind {
+	PA_FRAME_UNKNOWN, /* no mapping (or a guest's): "[unknown]" */
+	PA_FRAME_KERNEL,
+	PA_FRAME_NATIVE, /* a mapped file: ELF symbols, DWARF */
+	PA_FRAME_JIT,	 /* anonymous code named by /tmp/perf-PID.map */
+	PA_FRAME_NR,
+};
+
 struct frame {
 	uint64_t ip;
 	bool kernel;
+	uint8_t kind;	       /* enum pa_frame_kind */
 	const struct dso *dso; /* NULL when no map covers ip */
 	const char *dso_name;  /* short name: "libc.so.6", "[kernel.kallsyms]", "[unknown]" */
 	const char *sym;       /* NULL when unnamed */
@@ -56,7 +69,48 @@ void machine_add_build_ids(struct machine *m, const struct pd_reader *r);
 const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid);
 
 /*
- * A sample's stack as frames, leaf first.  Kernel and user frames in callchain order,
+ * Locate, then symbolize.  machine_locate() is the cheap step done for every address of
+ * every sample: which mapping (in the sample's process, or the kernel's) an address
+ * fell in.  The mapping's id, the address, the ring and whether it is a return
+ * address identify what the address resolves to, so callers intern locations by
+ * them and call machine_symbolize() once per distinct one.
+ */
+enum machine_ring {
+	MACHINE_RING_USER,
+	MACHINE_RING_KERNEL,
+	MACHINE_RING_GUEST_USER,
+	MACHINE_RING_GUEST_KERNEL,
+};
+
+struct machine_loc {
+	/* The key: equal keys symbolize the same. */
+	uint64_t ip;
+	uint32_t map; /* machine-wide id of the mapping ip fell in; 0: none */
+	uint8_t ring; /* enum machine_ring */
+	bool ret;     /* a return address: looked up at ip - 1 */
+	/* What machine_symbolize needs besides the key. */
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+/* A sample's addresses, leaf first, context markers dropped; its ip alone when it
+ * has no callchain.  Returns how many were written (<= max). */
+size_t machine_locate(struct machine *m, const struct pd_sample *s, struct machine_loc *locs,
+		      size_t max);
+
+/*
+ * The frames of one located address: where DWARF is available (unless
+ * opts.no_inline), one per function inlined there (innermost first, inlined set),
+ * then the real function's; srcfile/line filled in.  With less room than that, the
+ * real frame alone.  Returns how many were written (1..max; 0 when max is 0).
+ */
+size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct frame *frames,
+			 size_t max);
+
+/*
+ * A sample's stack as frames, leaf first (machine_locate, then machine_symbolize of
+ * every address: for tests and one-off lookups).  Kernel and user frames in callchain order,
  * context markers dropped; if the sample has no callchain, its ip alone.  The return
  * addresses of non-leaf frames are looked up at ip-1 so calls at a function's end
  * resolve to the caller.  Where DWARF is available (unless opts.no_inline), a user ip

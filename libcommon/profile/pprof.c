@@ -42,7 +42,7 @@ struct builder {
 
 	pb_mapping *maps, **map_ptrs;
 	size_t nr_maps;
-	uint32_t *frame_map; /* frame id -> mapping id (0: none) */
+	uint32_t *map_id; /* cg mapping id -> pprof mapping id (main mapping first) */
 
 	pb_location *locs, **loc_ptrs;
 	pb_line *lines, **line_ptrs;
@@ -233,12 +233,6 @@ static int build_types(struct builder *b)
 	return 0;
 }
 
-static bool map_matches(const pb_mapping *m, const struct cg_frame *f, const struct cg_frame *rep)
-{
-	return rep->dso == f->dso && rep->kernel == f->kernel && m->memory_start == f->map_start &&
-	       m->file_offset == f->map_pgoff && rep->path == f->path;
-}
-
 /*
  * pprof takes mapping[0] as the main binary (its "File:" line).  perf.data does not
  * say which one that is: prefer the file named like the sampled command (comm is
@@ -253,13 +247,20 @@ static bool named_like(const char *path, const char *comm)
 	return *comm && !strncmp(base, comm, 15);
 }
 
-static int main_mapping_first(struct builder *b)
+/* The cg mapping of the location, -1 when none. */
+static int64_t loc_mapping(const struct cg_profile *cg, uint32_t loc)
+{
+	return (int64_t)cg_loc(cg, loc)->mapping - 1;
+}
+
+/* The index of the mapping to put first (see above). */
+static int main_mapping(const struct builder *b, size_t *best_out)
 {
 	const struct cg_profile *cg = b->cg;
-	uint64_t *weight = xcalloc(b->nr_maps, sizeof(*weight));
-	uint64_t *weight_named = xcalloc(b->nr_maps, sizeof(*weight_named));
-	size_t *stamp = xcalloc(b->nr_maps, sizeof(*stamp));
-	size_t i, k, best = 0;
+	size_t nm = cg_nr_mappings(cg), i, k, best = 0;
+	uint64_t *weight = xcalloc(nm, sizeof(*weight));
+	uint64_t *weight_named = xcalloc(nm, sizeof(*weight_named));
+	size_t *stamp = xcalloc(nm, sizeof(*stamp));
 
 	if (!weight || !weight_named || !stamp) {
 		free(weight);
@@ -271,93 +272,67 @@ static int main_mapping_first(struct builder *b)
 		const struct cg_stack *s = cg_stack(cg, i);
 
 		for (k = 0; k < s->nr; k++) {
-			uint32_t m = b->frame_map[s->frames[k]];
+			int64_t m = loc_mapping(cg, s->locs[k]);
 
-			if (!m || stamp[m - 1] == i + 1 || cg_frame(cg, s->frames[k])->kernel)
+			if (m < 0 || stamp[m] == i + 1 || cg_mapping(cg, m)->kernel)
 				continue;
-			stamp[m - 1] = i + 1;
-			weight[m - 1] += s->period;
-			if (named_like(cg_frame(cg, s->frames[k])->path, s->comm))
-				weight_named[m - 1] += s->period;
+			stamp[m] = i + 1;
+			weight[m] += s->period;
+			if (named_like(cg_mapping(cg, m)->path, s->comm))
+				weight_named[m] += s->period;
 		}
 	}
-	for (i = 1; i < b->nr_maps; i++)
+	for (i = 1; i < nm; i++)
 		if (weight_named[i] > weight_named[best])
 			best = i;
-	if (!b->nr_maps || !weight_named[best])
-		for (i = 1; i < b->nr_maps; i++)
+	if (!nm || !weight_named[best])
+		for (i = 1; i < nm; i++)
 			if (weight[i] > weight[best])
 				best = i;
-	if (best) {
-		pb_mapping tmp = b->maps[0];
-
-		b->maps[0] = b->maps[best];
-		b->maps[best] = tmp;
-		b->maps[0].id = 1;
-		b->maps[best].id = best + 1;
-		for (i = 0; i < cg_nr_frames(cg); i++) {
-			if (b->frame_map[i] == 1)
-				b->frame_map[i] = best + 1;
-			else if (b->frame_map[i] == best + 1)
-				b->frame_map[i] = 1;
-		}
-	}
 	free(weight);
 	free(weight_named);
 	free(stamp);
+	*best_out = best;
 	return 0;
 }
 
-/* Mappings: one per distinct (dso, range, offset); kernel frames share the kernel's. */
+/* Mappings: the capture's, the main one first. */
 static int build_mappings(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
-	size_t nf = cg_nr_frames(cg), i, j;
+	size_t nm = cg_nr_mappings(cg), i, best = 0;
 	int err;
-	const struct cg_frame **rep = xcalloc(nf, sizeof(*rep));
 
-	b->maps = xcalloc(nf, sizeof(*b->maps));
-	b->map_ptrs = xcalloc(nf, sizeof(*b->map_ptrs));
-	b->frame_map = xcalloc(nf, sizeof(*b->frame_map));
-	if (!rep || !b->maps || !b->map_ptrs || !b->frame_map) {
-		free(rep);
+	b->maps = xcalloc(nm, sizeof(*b->maps));
+	b->map_ptrs = xcalloc(nm, sizeof(*b->map_ptrs));
+	b->map_id = xcalloc(nm, sizeof(*b->map_id));
+	if (!b->maps || !b->map_ptrs || !b->map_id)
 		return -ENOMEM;
-	}
-	for (i = 0; i < nf; i++) {
-		const struct cg_frame *f = cg_frame(cg, i);
-		pb_mapping *m;
-
-		if (!f->dso && !f->kernel)
-			continue; /* no mapping known: location without mapping */
-		for (j = 0; j < b->nr_maps; j++)
-			if (map_matches(&b->maps[j], f, rep[j]))
-				break;
-		if (j == b->nr_maps) {
-			m = &b->maps[j];
-			perftools__profiles__mapping__init(m);
-			m->id = j + 1;
-			m->memory_start = f->map_start;
-			m->memory_limit = f->map_end;
-			m->file_offset = f->map_pgoff;
-			m->filename = str_id(&b->st, f->path);
-			m->build_id = str_id(&b->st, f->build_id ? f->build_id : "");
-			if (m->filename < 0 || m->build_id < 0) {
-				free(rep);
-				return -ENOMEM;
-			}
-			/* Every location carries its function: nothing for pprof to symbolize. */
-			m->has_functions = true;
-			rep[j] = f;
-			b->map_ptrs[j] = m;
-			b->nr_maps++;
-		}
-		b->frame_map[i] = j + 1;
-	}
-	free(rep);
-	err = main_mapping_first(b);
+	err = main_mapping(b, &best);
 	if (err)
 		return err;
-	b->prof.n_mapping = b->nr_maps;
+	for (i = 0; i < nm; i++) {
+		const struct cg_mapping *cm = cg_mapping(cg, i);
+		/* Swap the main mapping with the first. */
+		size_t j = i == best ? 0 : i == 0 ? best : i;
+		pb_mapping *m = &b->maps[j];
+
+		perftools__profiles__mapping__init(m);
+		m->id = j + 1;
+		m->memory_start = cm->start;
+		m->memory_limit = cm->end;
+		m->file_offset = cm->pgoff;
+		m->filename = str_id(&b->st, cm->path);
+		m->build_id = str_id(&b->st, cm->build_id ? cm->build_id : "");
+		if (m->filename < 0 || m->build_id < 0)
+			return -ENOMEM;
+		/* Every location carries its function: nothing for pprof to symbolize. */
+		m->has_functions = true;
+		b->map_ptrs[j] = m;
+		b->map_id[i] = j + 1;
+	}
+	b->nr_maps = nm;
+	b->prof.n_mapping = nm;
 	b->prof.mapping = b->map_ptrs;
 	return 0;
 }
@@ -365,30 +340,28 @@ static int build_mappings(struct builder *b)
 static int build_functions(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
-	size_t nf = cg_nr_frames(cg), nfn = cg_nr_funcs(cg), i;
+	size_t nfn = cg_nr_funcs(cg), i;
 
 	b->funcs = xcalloc(nfn, sizeof(*b->funcs));
 	b->func_ptrs = xcalloc(nfn, sizeof(*b->func_ptrs));
 	if (!b->funcs || !b->func_ptrs)
 		return -ENOMEM;
-	for (i = 0; i < nf; i++) {
-		const struct cg_frame *f = cg_frame(cg, i);
-		pb_function *fn = &b->funcs[f->func];
+	for (i = 0; i < nfn; i++) {
+		const struct cg_func *f = cg_func(cg, i);
+		pb_function *fn = &b->funcs[i];
 
-		if (fn->id)
-			continue;
 		perftools__profiles__function__init(fn);
-		fn->id = f->func + 1;
+		fn->id = i + 1;
 		fn->name = str_id(&b->st, f->name);
 		fn->system_name = fn->name;
 		/*
 		 * The source file when DWARF names it, else the dso: either way functions
 		 * of equal names in two binaries stay two.
 		 */
-		fn->filename = str_id(&b->st, f->srcfile ? f->srcfile : f->path);
+		fn->filename = str_id(&b->st, f->file);
 		if (fn->name < 0 || fn->filename < 0)
 			return -ENOMEM;
-		b->func_ptrs[f->func] = fn;
+		b->func_ptrs[i] = fn;
 	}
 	b->prof.n_function = nfn;
 	b->prof.function = b->func_ptrs;
@@ -396,127 +369,48 @@ static int build_functions(struct builder *b)
 }
 
 /*
- * The inlined frames in front of each real frame, as the stacks show them:
- * chain[off[r] .. off[r] + n[r]) innermost first.  One ip always inlines the same
- * functions, so the first stack that shows r decides.
- */
-struct inl_chains {
-	uint32_t *chain, *off, *n;
-	bool *seen;
-};
-
-static int find_inline_chains(const struct cg_profile *cg, struct inl_chains *ic)
-{
-	size_t nf = cg_nr_frames(cg), used = 0, i, k;
-
-	ic->chain = xcalloc(nf, sizeof(*ic->chain));
-	ic->off = xcalloc(nf, sizeof(*ic->off));
-	ic->n = xcalloc(nf, sizeof(*ic->n));
-	ic->seen = xcalloc(nf, sizeof(*ic->seen));
-	if (!ic->chain || !ic->off || !ic->n || !ic->seen)
-		return -ENOMEM;
-	for (i = 0; i < cg_nr_stacks(cg); i++) {
-		const struct cg_stack *s = cg_stack(cg, i);
-		size_t run = 0; /* inlined frames just before k */
-
-		for (k = 0; k < s->nr; k++) {
-			uint32_t r = s->frames[k];
-
-			if (cg_frame(cg, r)->inlined) {
-				run++;
-				continue;
-			}
-			if (!ic->seen[r]) {
-				ic->seen[r] = true;
-				/* Each inlined frame belongs to one real frame: used stays <= nf. */
-				ic->off[r] = used;
-				ic->n[r] = run;
-				memcpy(&ic->chain[used], &s->frames[k - run],
-				       run * sizeof(*ic->chain));
-				used += run;
-			}
-			run = 0;
-		}
-	}
-	return 0;
-}
-
-static void inl_chains_free(struct inl_chains *ic)
-{
-	free(ic->chain);
-	free(ic->off);
-	free(ic->n);
-	free(ic->seen);
-}
-
-static void set_line(pb_line *ln, const struct cg_frame *f)
-{
-	perftools__profiles__line__init(ln);
-	ln->function_id = f->func + 1;
-	ln->line = f->line;
-}
-
-/*
- * One Location per frame id.  A real frame's Location carries the functions
- * inlined at its address as extra Lines, innermost first and the real function
- * last, which is how pprof expects inlining; samples then skip the inlined frames.
- * An inlined frame's own Location (one Line) is used only when a truncated stack
- * ends before its real function.
+ * One Location per cg location, its frames as Lines: the functions inlined at its
+ * address innermost first and the real function last, which is how pprof expects
+ * inlining.
  */
 static int build_locations(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
-	size_t nf = cg_nr_frames(cg), nl = 0, i, k;
-	struct inl_chains ic = {0};
+	size_t nloc = cg_nr_locs(cg), nf = cg_nr_frames(cg), i, k;
 	int err;
 
 	err = build_functions(b);
-	if (!err)
-		err = find_inline_chains(cg, &ic);
 	if (err)
-		goto out;
-	err = -ENOMEM;
-	b->locs = xcalloc(nf, sizeof(*b->locs));
-	b->loc_ptrs = xcalloc(nf, sizeof(*b->loc_ptrs));
-	b->lines = xcalloc(2 * nf, sizeof(*b->lines));
-	b->line_ptrs = xcalloc(2 * nf, sizeof(*b->line_ptrs));
+		return err;
+	b->locs = xcalloc(nloc, sizeof(*b->locs));
+	b->loc_ptrs = xcalloc(nloc, sizeof(*b->loc_ptrs));
+	b->lines = xcalloc(nf, sizeof(*b->lines));
+	b->line_ptrs = xcalloc(nf, sizeof(*b->line_ptrs));
 	if (!b->locs || !b->loc_ptrs || !b->lines || !b->line_ptrs)
-		goto out;
-	for (i = 0; i < nf; i++) {
-		const struct cg_frame *f = cg_frame(cg, i);
+		return -ENOMEM;
+	for (i = 0; i < nloc; i++) {
+		const struct cg_loc *cl = cg_loc(cg, i);
 		pb_location *l = &b->locs[i];
-		size_t first = nl, n_inl = f->inlined ? 0 : ic.n[i];
 
-		for (k = 0; k < n_inl; k++, nl++) {
-			set_line(&b->lines[nl], cg_frame(cg, ic.chain[ic.off[i] + k]));
-			b->line_ptrs[nl] = &b->lines[nl];
+		for (k = cl->frame; k < cl->frame + cl->nr_frames; k++) {
+			pb_line *ln = &b->lines[k];
+
+			perftools__profiles__line__init(ln);
+			ln->function_id = cg_frame(cg, k)->func + 1;
+			ln->line = cg_frame(cg, k)->line;
+			b->line_ptrs[k] = ln;
 		}
-		set_line(&b->lines[nl], f);
-		b->line_ptrs[nl] = &b->lines[nl];
-		nl++;
 		perftools__profiles__location__init(l);
 		l->id = i + 1;
-		l->mapping_id = b->frame_map[i];
-		l->address = f->ip;
-		l->n_line = nl - first;
-		l->line = &b->line_ptrs[first];
+		l->mapping_id = cl->mapping ? b->map_id[cl->mapping - 1] : 0;
+		l->address = cl->ip;
+		l->n_line = cl->nr_frames;
+		l->line = &b->line_ptrs[cl->frame];
 		b->loc_ptrs[i] = l;
 	}
-	b->prof.n_location = nf;
+	b->prof.n_location = nloc;
 	b->prof.location = b->loc_ptrs;
-	err = 0;
-out:
-	inl_chains_free(&ic);
-	return err;
-}
-
-/* Whether a real frame comes after inlined frame k of s. */
-static bool real_follows(const struct cg_profile *cg, const struct cg_stack *s, size_t k)
-{
-	for (; k < s->nr; k++)
-		if (!cg_frame(cg, s->frames[k])->inlined)
-			return true;
-	return false;
+	return 0;
 }
 
 /* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
@@ -552,13 +446,9 @@ static int build_samples(struct builder *b)
 
 		perftools__profiles__sample__init(p);
 		p->location_id = loc;
-		for (k = 0; k < s->nr; k++) {
-			/* Inlined frames are Lines of the real frame's Location that follows. */
-			if (cg_frame(cg, s->frames[k])->inlined && real_follows(cg, s, k))
-				continue;
-			*loc++ = s->frames[k] + 1; /* already leaf first */
-		}
-		p->n_location_id = loc - p->location_id;
+		for (k = 0; k < s->nr; k++)
+			*loc++ = s->locs[k] + 1; /* already leaf first */
+		p->n_location_id = s->nr;
 		p->n_value = ncol;
 		p->value = &b->values[i * ncol];
 		if (col >= 0) {
@@ -607,7 +497,7 @@ static void builder_free(struct builder *b)
 	free(b->ev_col);
 	free(b->maps);
 	free(b->map_ptrs);
-	free(b->frame_map);
+	free(b->map_id);
 	free(b->locs);
 	free(b->loc_ptrs);
 	free(b->lines);

@@ -36,12 +36,13 @@ static void test_stacks_interned(void)
 	CHECK_EQ_U64(cg_stack(cg, 0)->nr, 3);
 	CHECK_EQ_U64(cg_stack(cg, 1)->tid, 2);
 	CHECK(cg_stack(cg, 0)->comm == cg_stack(cg, 1)->comm);
+	CHECK_EQ_U64(cg_nr_locs(cg), 4);
 	CHECK_EQ_U64(cg_nr_frames(cg), 4);
 	CHECK_EQ_U64(cg_nr_funcs(cg), 3);
-	CHECK_EQ_U64(cg_frame(cg, cg_stack(cg, 0)->frames[0])->func,
-		     cg_frame(cg, cg_stack(cg, 2)->frames[0])->func);
-	CHECK(cg_stack(cg, 0)->frames[0] != cg_stack(cg, 2)->frames[0]);
-	CHECK_STR(cg_frame(cg, cg_stack(cg, 0)->frames[0])->name, "leaf");
+	CHECK_EQ_U64(cg_loc_real(cg, cg_stack(cg, 0)->locs[0])->func,
+		     cg_loc_real(cg, cg_stack(cg, 2)->locs[0])->func);
+	CHECK(cg_stack(cg, 0)->locs[0] != cg_stack(cg, 2)->locs[0]);
+	CHECK_STR(cg_loc_real(cg, cg_stack(cg, 0)->locs[0])->name, "leaf");
 
 	CHECK_EQ_U64(cg_nr_events(cg), 1);
 	CHECK_STR(cg_event(cg, 0)->name, "cpu-clock");
@@ -65,8 +66,8 @@ static void test_events_and_kernel(void)
 	/* same frames under two events: two stacks, shared frames */
 	CHECK_EQ_U64(cg_nr_stacks(cg), 2);
 	CHECK_EQ_U64(cg_nr_frames(cg), 2);
-	CHECK(cg_frame(cg, cg_stack(cg, 0)->frames[0])->kernel);
-	CHECK_STR(cg_frame(cg, cg_stack(cg, 0)->frames[0])->dso_name, "[kernel.kallsyms]");
+	CHECK(cg_loc_real(cg, cg_stack(cg, 0)->locs[0])->kernel);
+	CHECK_STR(cg_loc_real(cg, cg_stack(cg, 0)->locs[0])->dso_name, "[kernel.kallsyms]");
 	cg_free(cg);
 }
 
@@ -101,35 +102,45 @@ static void test_many_stacks(void)
 static void test_inlined_frames(void)
 {
 	struct cg_profile *cg = cg_new();
-	/* mix and helper inlined into work at 0x40: three frames share the ip */
+	/* mix and helper inlined into work at 0x40: one location of three frames */
 	struct frame a[] = {fr(0x40, "mix", false), fr(0x40, "helper", false),
 			    fr(0x40, "work", false), fr(0x30, "main", false)};
 	struct frame b[] = {fr(0x40, "work", false), fr(0x30, "main", false)};
 	const struct cg_stack *s;
+	const struct cg_loc *l;
 
 	a[0].inlined = a[1].inlined = true;
 	a[0].srcfile = "w.c";
 	a[0].line = 6;
 	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
 	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
-	/* the real function alone at that ip (--no-inline): another stack, its frame shared */
+	/* the real function alone at that ip (--no-inline): another location and stack,
+	 * the same function */
 	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", b, 2, 1, 0));
 	CHECK_EQ_U64(cg_nr_stacks(cg), 2);
-	CHECK_EQ_U64(cg_nr_frames(cg), 4);
+	CHECK_EQ_U64(cg_nr_locs(cg), 3);
+	CHECK_EQ_U64(cg_nr_frames(cg), 5);
 	s = cg_stack(cg, 0);
 	CHECK_EQ_U64(s->count, 2);
-	CHECK(cg_frame(cg, s->frames[0])->inlined);
-	CHECK(cg_frame(cg, s->frames[1])->inlined);
-	CHECK(!cg_frame(cg, s->frames[2])->inlined);
-	CHECK_STR(cg_frame(cg, s->frames[0])->name, "mix");
-	CHECK_STR(cg_frame(cg, s->frames[0])->srcfile, "w.c");
-	CHECK_EQ_U64(cg_frame(cg, s->frames[0])->line, 6);
-	CHECK(cg_frame(cg, s->frames[2])->srcfile == NULL);
-	CHECK_EQ_U64(cg_stack(cg, 1)->frames[0], s->frames[2]);
+	CHECK_EQ_U64(s->nr, 2);
+	l = cg_loc(cg, s->locs[0]);
+	CHECK_EQ_U64(l->nr_frames, 3);
+	CHECK_EQ_U64(l->ip, 0x40);
+	CHECK(cg_frame(cg, l->frame)->inlined);
+	CHECK(cg_frame(cg, l->frame + 1)->inlined);
+	CHECK(!cg_frame(cg, l->frame + 2)->inlined);
+	CHECK_STR(cg_frame(cg, l->frame)->name, "mix");
+	CHECK_STR(cg_frame(cg, l->frame)->srcfile, "w.c");
+	CHECK_EQ_U64(cg_frame(cg, l->frame)->line, 6);
+	CHECK(cg_frame(cg, l->frame + 2)->srcfile == NULL);
+	CHECK(cg_loc_real(cg, s->locs[0]) == cg_frame(cg, l->frame + 2));
+	CHECK(cg_stack(cg, 1)->locs[0] != s->locs[0]);
+	CHECK_EQ_U64(cg_loc_real(cg, cg_stack(cg, 1)->locs[0])->func,
+		     cg_loc_real(cg, s->locs[0])->func);
 	/* an inlined frame without a name cannot be told apart: it counts as real */
 	a[0].sym = NULL;
 	CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1, "p", a, 4, 1, 0));
-	CHECK(!cg_frame(cg, cg_stack(cg, 2)->frames[0])->inlined);
+	CHECK(!cg_frame(cg, cg_loc(cg, cg_stack(cg, 2)->locs[0])->frame)->inlined);
 	cg_free(cg);
 }
 
