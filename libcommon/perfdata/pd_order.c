@@ -15,11 +15,18 @@
  * round (files without FINISHED_ROUND would otherwise be held whole). */
 #define PD_OQ_MAX_BYTES (256u << 20)
 
-/* What one queued record holds: its copy, its malloc header and its heap entry (several
- * times the size of a small record, which alone would let the cap be passed many times). */
-static size_t cost(const struct perf_event_header *rec)
+#define QEV_CHUNK 4096
+
+struct pd_qev_chunk {
+	struct pd_qev_chunk *next;
+	struct pd_qev qe[QEV_CHUNK];
+};
+
+/* What one queued record holds: its parsed event and heap entry, and its copy (with
+ * malloc's header) when it has one. */
+static size_t cost(const struct pd_qev *qe)
 {
-	return rec->size + 16 + sizeof(struct pd_oent);
+	return sizeof(*qe) + sizeof(struct pd_oent) + (qe->owned ? qe->ev.hdr->size + 16u : 0);
 }
 
 static bool before(const struct pd_oent *a, const struct pd_oent *b)
@@ -35,9 +42,42 @@ static void swap(struct pd_oent *a, struct pd_oent *b)
 	*b = t;
 }
 
-int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
-	       const struct pd_evsel *evsel, uint64_t time)
+static struct pd_qev *qev_get(struct pd_oqueue *q)
 {
+	struct pd_qev *qe = q->free_qe;
+
+	if (!qe) {
+		struct pd_qev_chunk *c = malloc(sizeof(*c));
+		size_t i;
+
+		if (!c)
+			return NULL;
+		c->next = q->chunks;
+		q->chunks = c;
+		for (i = 0; i < QEV_CHUNK; i++) {
+			c->qe[i].next_free = q->free_qe;
+			q->free_qe = &c->qe[i];
+		}
+		qe = q->free_qe;
+	}
+	q->free_qe = qe->next_free;
+	return qe;
+}
+
+/* p moved with its record from old to new, if it pointed into it. */
+static const void *rebase(const void *p, const void *old, size_t size, const void *new)
+{
+	const uint8_t *b = p;
+
+	if (!p || b < (const uint8_t *)old || b >= (const uint8_t *)old + size)
+		return p;
+	return (const uint8_t *)new + (b - (const uint8_t *)old);
+}
+
+int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bool copy)
+{
+	const struct perf_event_header *rec = ev->hdr;
+	struct pd_qev *qe;
 	struct pd_oent *e;
 	size_t i;
 
@@ -50,15 +90,28 @@ int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
 		q->heap = h;
 		q->cap = cap;
 	}
-	e = &q->heap[q->n];
-	e->rec = malloc(rec->size);
-	if (!e->rec)
+	qe = qev_get(q);
+	if (!qe)
 		return -ENOMEM;
-	memcpy(e->rec, rec, rec->size);
-	e->evsel = evsel;
+	qe->ev = *ev;
+	qe->owned = copy;
+	if (copy) {
+		struct perf_event_header *c = malloc(rec->size);
+
+		if (!c) {
+			pd_oq_done(q, qe);
+			return -ENOMEM;
+		}
+		memcpy(c, rec, rec->size);
+		qe->ev.hdr = c;
+		qe->ev.sample.ips = rebase(ev->sample.ips, rec, rec->size, c);
+		qe->ev.sample.raw = rebase(ev->sample.raw, rec, rec->size, c);
+	}
+	e = &q->heap[q->n];
+	e->qe = qe;
 	e->time = time;
 	e->seq = q->seq++;
-	q->bytes += cost(rec);
+	q->bytes += cost(qe);
 	if (time > q->max_time)
 		q->max_time = time;
 	/* Sift up. */
@@ -70,14 +123,15 @@ int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
 	return 0;
 }
 
-bool pd_oq_pop(struct pd_oqueue *q, uint64_t limit, struct pd_oent *out)
+struct pd_qev *pd_oq_pop(struct pd_oqueue *q, uint64_t limit)
 {
+	struct pd_qev *qe;
 	size_t i = 0;
 
 	if (!q->n || q->heap[0].time > limit)
-		return false;
-	*out = q->heap[0];
-	q->bytes -= cost(out->rec);
+		return NULL;
+	qe = q->heap[0].qe;
+	q->bytes -= cost(qe);
 	q->heap[0] = q->heap[--q->n];
 	/* Sift down. */
 	for (;;) {
@@ -92,7 +146,18 @@ bool pd_oq_pop(struct pd_oqueue *q, uint64_t limit, struct pd_oent *out)
 		swap(&q->heap[i], &q->heap[m]);
 		i = m;
 	}
-	return true;
+	return qe;
+}
+
+void pd_oq_done(struct pd_oqueue *q, struct pd_qev *qe)
+{
+	if (!qe)
+		return;
+	if (qe->owned)
+		free((void *)qe->ev.hdr);
+	qe->owned = false;
+	qe->next_free = q->free_qe;
+	q->free_qe = qe;
 }
 
 void pd_oq_round(struct pd_oqueue *q)
@@ -112,7 +177,14 @@ void pd_oq_relieve(struct pd_oqueue *q)
 void pd_oq_free(struct pd_oqueue *q)
 {
 	for (size_t i = 0; i < q->n; i++)
-		free(q->heap[i].rec);
+		if (q->heap[i].qe->owned)
+			free((void *)q->heap[i].qe->ev.hdr);
+	while (q->chunks) {
+		struct pd_qev_chunk *c = q->chunks;
+
+		q->chunks = c->next;
+		free(c);
+	}
 	free(q->heap);
 	memset(q, 0, sizeof(*q));
 }

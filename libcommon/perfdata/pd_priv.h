@@ -107,12 +107,21 @@ int pd_parse_sid(uint64_t sample_type, const struct perf_event_header *h, struct
 int pd_sample_id_pos(uint64_t sample_type);
 int pd_sid_id_pos(uint64_t sample_type);
 
-/* Time-ordered delivery (pd_order.c): a min-heap of copied records. */
-struct pd_oent {
-	uint64_t time, seq;	       /* seq keeps records of equal time in file order */
-	struct perf_event_header *rec; /* malloc'd copy */
-	const struct pd_evsel *evsel;
+/*
+ * Time-ordered delivery (pd_order.c): a min-heap of parsed records.  A record stays
+ * where it is (the mapped file) unless the reader's buffer will be reused (pipes):
+ * then it is copied and the parsed event's pointers follow the copy.
+ */
+struct pd_qev {
+	struct pd_event ev;
+	struct pd_qev *next_free;
+	bool owned; /* ev.hdr is a malloc'd copy */
 };
+struct pd_oent {
+	uint64_t time, seq; /* seq keeps records of equal time in file order */
+	struct pd_qev *qe;
+};
+struct pd_qev_chunk;
 struct pd_oqueue {
 	struct pd_oent *heap;
 	size_t n, cap, bytes;
@@ -120,11 +129,14 @@ struct pd_oqueue {
 	uint64_t max_time;  /* newest time queued so far */
 	uint64_t round_max; /* newest time when the last FINISHED_ROUND came */
 	uint64_t limit;	    /* records up to this time may be released */
+	struct pd_qev *free_qe;
+	struct pd_qev_chunk *chunks;
 };
-int pd_oq_push(struct pd_oqueue *q, const struct perf_event_header *rec,
-	       const struct pd_evsel *evsel, uint64_t time);
-/* Oldest record if its time <= limit; the caller frees out->rec. */
-bool pd_oq_pop(struct pd_oqueue *q, uint64_t limit, struct pd_oent *out);
+/* Queue the parsed event ev (copying its record when copy is set).  0 or -ENOMEM. */
+int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bool copy);
+/* Oldest event if its time <= limit, NULL otherwise; give it back with pd_oq_done. */
+struct pd_qev *pd_oq_pop(struct pd_oqueue *q, uint64_t limit);
+void pd_oq_done(struct pd_oqueue *q, struct pd_qev *qe);
 /* A FINISHED_ROUND arrived. */
 void pd_oq_round(struct pd_oqueue *q);
 /* Raise the limit when too much is queued. */

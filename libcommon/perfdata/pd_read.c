@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +43,8 @@ struct pd_reader {
 	char err[256];
 	int errcode;
 	uint64_t data_off, data_size, pos; /* pos: bytes of data consumed */
+	const uint8_t *map; /* file mode: the whole file, mapped (NULL: read into buf) */
+	size_t map_len;
 	uint8_t *buf;
 	size_t start, end; /* unread bytes are buf[start, end) */
 	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
@@ -54,8 +57,8 @@ struct pd_reader {
 	struct pd_rfeat feat;
 	bool ordered, eof;
 	struct pd_oqueue oq;
-	struct perf_event_header *delivered; /* last record released by oq, owned */
-	uint64_t last_time;		     /* for records that carry no time */
+	struct pd_qev *delivered; /* last record released by oq */
+	uint64_t last_time;	  /* for records that carry no time */
 };
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
@@ -333,6 +336,16 @@ static int open_file_mode(struct pd_reader *r, struct perf_file_header *h)
 		return err;
 	r->data_off = h->data.offset;
 	r->data_size = h->data.size;
+	/* Records are used where they lie; a file that cannot be mapped is read. */
+	if (st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+
+		if (m != MAP_FAILED) {
+			r->map = m;
+			r->map_len = (size_t)st.st_size;
+			madvise(m, r->map_len, MADV_SEQUENTIAL);
+		}
+	}
 	if (lseek(r->fd, (off_t)r->data_off, SEEK_SET) < 0)
 		return fail(r, -errno, "cannot seek: %s", strerror(errno));
 	return 0;
@@ -424,8 +437,11 @@ void pd_reader_close(struct pd_reader *r)
 	}
 	free(r->evsels);
 	free(r->idmap);
+	/* The delivered record is the queue's; it goes with it. */
+	pd_oq_done(&r->oq, r->delivered);
 	pd_oq_free(&r->oq);
-	free(r->delivered);
+	if (r->map)
+		munmap((void *)r->map, r->map_len);
 	pd_rfeat_free(r);
 	free(r->buf);
 	free(r->rec);
@@ -562,6 +578,24 @@ again:
 	if (!r->pipe && r->data_size - r->pos < sizeof(h))
 		return fail(r, -EINVAL, "truncated record header at offset %llu",
 			    (unsigned long long)off);
+	if (r->map) {
+		p = r->map + off;
+		memcpy(&h, p, sizeof(h));
+		if (h.size < sizeof(h))
+			return fail(r, -EINVAL, "bad record size %u at offset %llu (type %u)",
+				    h.size, (unsigned long long)off, h.type);
+		if (h.size > r->data_size - r->pos)
+			return fail(r, -EINVAL,
+				    "record at offset %llu (type %u, size %u) runs past the end of "
+				    "the data section",
+				    (unsigned long long)off, h.type, h.size);
+		if ((uintptr_t)p % 8) {
+			memcpy(r->rec, p, h.size);
+			p = (const uint8_t *)r->rec;
+		}
+		r->pos += h.size;
+		goto decode;
+	}
 	n = fill(r, sizeof(h));
 	if (n < 0)
 		return (int)n;
@@ -592,6 +626,7 @@ again:
 	}
 	r->start += h.size;
 	r->pos += h.size;
+decode:
 	ev->hdr = (const struct perf_event_header *)p;
 
 	switch (h.type) {
@@ -643,33 +678,20 @@ static uint64_t event_time(struct pd_reader *r, const struct pd_event *ev)
 	return r->last_time;
 }
 
-/* Rebuild ev for a record released by the queue (its bytes now live in r->delivered). */
-static void redecode(struct pd_reader *r, const struct pd_oent *o, struct pd_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->hdr = o->rec;
-	if (o->rec->type == PERF_RECORD_SAMPLE) {
-		ev->evsel = o->evsel;
-		/* Parsed once already when it was queued: it cannot fail now. */
-		pd_parse_sample(o->evsel, o->rec, &ev->sample);
-	} else {
-		decode_sid(r, ev);
-	}
-}
-
 int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 {
-	struct pd_oent o;
+	struct pd_qev *qe;
 	int ret;
 
 	if (!r->ordered)
 		return read_next(r, ev);
-	free(r->delivered);
+	pd_oq_done(&r->oq, r->delivered);
 	r->delivered = NULL;
 	for (;;) {
-		if (pd_oq_pop(&r->oq, r->eof ? UINT64_MAX : r->oq.limit, &o)) {
-			r->delivered = o.rec;
-			redecode(r, &o, ev);
+		qe = pd_oq_pop(&r->oq, r->eof ? UINT64_MAX : r->oq.limit);
+		if (qe) {
+			r->delivered = qe;
+			*ev = qe->ev;
 			return 1;
 		}
 		if (r->eof)
@@ -688,7 +710,10 @@ int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 		/* Header records describe the stream, not a moment in it. */
 		if (ev->hdr->type >= PERF_RECORD_USER_TYPE_START)
 			return 1;
-		ret = pd_oq_push(&r->oq, ev->hdr, ev->evsel, event_time(r, ev));
+		/* Records in the mapped file stay put; others live in a buffer that is
+		 * about to be reused. */
+		ret = pd_oq_push(&r->oq, ev, event_time(r, ev),
+				 !r->map || (const void *)ev->hdr == (const void *)r->rec);
 		if (ret)
 			return fail(r, ret, "out of memory ordering records");
 		pd_oq_relieve(&r->oq);
