@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "hist.h"
 
 static uint64_t hmix(uint64_t h, uint64_t v)
@@ -150,58 +151,6 @@ static void *arena_alloc(struct hists *h, size_t size)
 	return p;
 }
 
-static struct chain_node *kid_get(struct hists *h, struct chain_node *n, uint32_t frame)
-{
-	const struct cg_frame *f = cg_frame(h->cg, frame);
-	uint32_t func = f->func;
-	struct chain_node *k;
-	size_t i;
-
-	/* "mixer (inlined)" and a called mixer are two lines, as in perf --inline. */
-	for (i = 0; i < n->nr_kids; i++)
-		if (n->kids[i]->func == func &&
-		    cg_frame(h->cg, n->kids[i]->frame)->inlined == f->inlined)
-			return n->kids[i];
-	if (n->nr_kids == n->cap_kids) {
-		/* The arena cannot grow in place: the old array stays behind (<= 2x). */
-		size_t cap = n->cap_kids ? n->cap_kids * 2 : 2;
-		struct chain_node **kids = arena_alloc(h, cap * sizeof(*kids));
-
-		if (!kids)
-			return NULL;
-		if (n->nr_kids)
-			memcpy(kids, n->kids, n->nr_kids * sizeof(*kids));
-		n->kids = kids;
-		n->cap_kids = cap;
-	}
-	k = arena_alloc(h, sizeof(*k));
-	if (!k)
-		return NULL;
-	k->func = func;
-	k->frame = frame;
-	n->kids[n->nr_kids++] = k;
-	return k;
-}
-
-static int chain_add(struct hists *h, struct hist_entry *e, const uint32_t *seq, size_t nr,
-		     uint64_t period)
-{
-	struct chain_node *root = &e->root, *n = root;
-	size_t i;
-
-	if (nr > e->max_depth)
-		e->max_depth = nr;
-	root->cumul += period;
-	for (i = 0; i < nr; i++) {
-		n = kid_get(h, n, seq[i]);
-		if (!n)
-			return -ENOMEM;
-		n->cumul += period;
-	}
-	n->hit += period;
-	return 0;
-}
-
 /* The frames of s's locations, leaf first, into exp; their number. */
 static size_t expand(const struct cg_profile *cg, const struct cg_stack *s, uint32_t *exp)
 {
@@ -240,8 +189,8 @@ static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *exp, u
 		return -ENOMEM;
 	self->self += s->period;
 	self->children += s->period;
-	if (o->order != ORDER_NONE && chain_add(h, self, seq, nr, s->period))
-		return -ENOMEM;
+	if (nr > self->max_depth)
+		self->max_depth = nr;
 	if (!o->children)
 		return 0;
 
@@ -262,10 +211,246 @@ static int add_stack(struct hists *h, const struct cg_stack *s, uint32_t *exp, u
 			return -ENOMEM;
 		e->children += s->period;
 		seen[nr_seen++] = e;
-		if (o->order != ORDER_NONE && chain_add(h, e, seq + i, nr - i, s->period))
-			return -ENOMEM;
+		if (nr - i > e->max_depth)
+			e->max_depth = nr - i;
 	}
 	return 0;
+}
+
+/*
+ * The call-graph tries, built level by level so that only branches that will be
+ * printed are ever made.  An item is one chain still being followed: a stack's
+ * frames seq[pos, end) below trie node `node` of an entry.  At each level every item
+ * steps into the kid its next frame names (a candidate, gathering the period of the
+ * items that reach it); candidates under min_hit are counted but dropped with their
+ * items, since nothing under them can reach the threshold either.  A chain that ends
+ * adds its period to the node's hit.
+ */
+struct graph_item {
+	uint32_t pos, end; /* into the graphs' seqs */
+	uint32_t node;	   /* nodes[] (this level: cands[]) index */
+	uint32_t stack;
+};
+
+struct graph_cand {
+	uint32_t parent; /* nodes[] index */
+	uint32_t func, frame;
+	bool inlined;
+	uint64_t cumul;
+};
+
+struct graph_build {
+	struct hists *h;
+	uint32_t *seqs; /* each stack's frames in print order, back to back */
+	size_t nr_seqs, cap_seqs;
+	struct graph_item *items;
+	size_t nr_items, cap_items;
+	struct chain_node **nodes; /* index -> node; the entries' roots first */
+	size_t nr_nodes, cap_nodes;
+	struct graph_cand *cands;
+	size_t nr_cands, cap_cands;
+	struct hidx cand_idx;
+};
+
+static int grow_arr(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 1024;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static bool cand_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct graph_cand *a = &((const struct graph_build *)ctx)->cands[id], *b = key;
+
+	return a->parent == b->parent && a->func == b->func && a->inlined == b->inlined;
+}
+
+static uint32_t node_add(struct graph_build *g, struct chain_node *n)
+{
+	if (grow_arr((void **)&g->nodes, &g->cap_nodes, g->nr_nodes + 1, sizeof(*g->nodes)))
+		return UINT32_MAX;
+	g->nodes[g->nr_nodes] = n;
+	return g->nr_nodes++;
+}
+
+/* Items of stack s: one per entry with a graph, from where its chain starts. */
+static int graph_items(struct graph_build *g, const struct cg_stack *s, uint32_t sidx,
+		       uint32_t *exp, struct hist_entry **seen)
+{
+	struct hists *h = g->h;
+	const struct hist_opts *o = &h->opts;
+	struct hist_entry key, *e;
+	size_t i, j, nr = expand(h->cg, s, exp), base = g->nr_seqs, nr_seen = 0;
+
+	if (grow_arr((void **)&g->seqs, &g->cap_seqs, g->nr_seqs + nr, sizeof(*g->seqs)))
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		g->seqs[base + i] = o->order == ORDER_CALLER ? exp[nr - 1 - i] : exp[i];
+	g->nr_seqs += nr;
+	for (i = 0; i + 1 < nr && cg_frame(h->cg, exp[i])->inlined; i++)
+		;
+	/* The same walk as add_stack: the leaf's entry takes the whole chain, each
+	 * caller's entry (first occurrence) the chain from its frame on. */
+	for (j = (size_t)-1; j == (size_t)-1 || (o->children && j < nr); j++) {
+		size_t start = j == (size_t)-1 ? 0 : j, k;
+		uint32_t frame = j == (size_t)-1 ? exp[i] : g->seqs[base + j];
+
+		if (j != (size_t)-1 && cg_frame(h->cg, frame)->inlined)
+			continue;
+		make_key(h, s, frame, &key);
+		for (k = 0; k < nr_seen; k++)
+			if (key_eq(seen[k], &key))
+				break;
+		if (k < nr_seen)
+			continue;
+		e = find_or_add(h, &key, s->tid);
+		if (!e)
+			return -ENOMEM;
+		seen[nr_seen++] = e;
+		if (!e->graph)
+			continue;
+		if (grow_arr((void **)&g->items, &g->cap_items, g->nr_items + 1, sizeof(*g->items)))
+			return -ENOMEM;
+		g->items[g->nr_items++] = (struct graph_item){
+			.pos = base + start, .end = base + nr, .node = e->graph - 1, .stack = sidx};
+		e->root.cumul += s->period;
+	}
+	return 0;
+}
+
+/* One level: every item steps one frame down; returns how many items go on. */
+static int graph_level_build(struct graph_build *g, const struct cg_profile *cg, uint32_t ev)
+{
+	struct hists *h = g->h;
+	size_t i, live = 0;
+
+	g->nr_cands = 0;
+	hidx_free(&g->cand_idx);
+	for (i = 0; i < g->nr_items; i++) {
+		struct graph_item *it = &g->items[i];
+		uint64_t period = cg_stack(cg, it->stack)->period;
+		const struct cg_frame *f;
+		struct graph_cand key;
+		uint64_t hh;
+		int64_t c;
+
+		if (it->pos == it->end) {
+			g->nodes[it->node]->hit += period;
+			continue;
+		}
+		f = cg_frame(cg, g->seqs[it->pos]);
+		key = (struct graph_cand){.parent = it->node,
+					  .func = f->func,
+					  .frame = g->seqs[it->pos],
+					  .inlined = f->inlined};
+		hh = hash_mix(hash_mix(hash_mix(0, key.parent), key.func), key.inlined);
+		c = hidx_find(&g->cand_idx, hh, cand_eq, g, &key);
+		if (c < 0) {
+			if (grow_arr((void **)&g->cands, &g->cap_cands, g->nr_cands + 1,
+				     sizeof(*g->cands)) ||
+			    hidx_insert(&g->cand_idx, hh, g->nr_cands))
+				return -ENOMEM;
+			c = g->nr_cands++;
+			g->cands[c] = key;
+			g->nodes[key.parent]->nr_all++;
+		}
+		g->cands[c].cumul += period;
+		it->node = c;
+		it->pos++;
+		g->items[live++] = *it;
+	}
+	g->nr_items = live;
+	/* Candidates become nodes (their index replaces the candidate's) or go. */
+	for (i = 0; i < g->nr_cands; i++) {
+		struct graph_cand *c = &g->cands[i];
+		struct chain_node *p = g->nodes[c->parent], *n;
+		uint32_t id = UINT32_MAX;
+
+		if (c->cumul >= h->min_hit && c->cumul) {
+			n = arena_alloc(h, sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			n->func = c->func;
+			n->frame = c->frame;
+			n->cumul = c->cumul;
+			id = node_add(g, n);
+			if (id == UINT32_MAX)
+				return -ENOMEM;
+			/* Kids in creation order, like the tries perf builds chain by chain. */
+			if (p->nr_kids == 0 || !(p->nr_kids & (p->nr_kids - 1))) {
+				size_t cap = p->nr_kids ? 2 * p->nr_kids : 2;
+				struct chain_node **k = arena_alloc(h, cap * sizeof(*k));
+
+				if (!k)
+					return -ENOMEM;
+				if (p->nr_kids)
+					memcpy(k, p->kids, p->nr_kids * sizeof(*k));
+				p->kids = k;
+			}
+			p->kids[p->nr_kids++] = n;
+		}
+		c->parent = id; /* reused: the candidate's node, or none */
+	}
+	for (i = live = 0; i < g->nr_items; i++) {
+		struct graph_item *it = &g->items[i];
+
+		if (g->cands[it->node].parent == UINT32_MAX)
+			continue;
+		it->node = g->cands[it->node].parent;
+		g->items[live++] = *it;
+	}
+	g->nr_items = live;
+	(void)ev;
+	return 0;
+}
+
+static int build_graphs(struct hists *h, const struct cg_profile *cg, uint32_t ev, uint32_t *exp,
+			struct hist_entry **seen)
+{
+	struct graph_build g = {.h = h};
+	size_t i;
+	int err = 0;
+
+	/* Entries whose graph can show anything: their total reaches the threshold. */
+	for (i = 0; i < h->nr_entries; i++) {
+		struct hist_entry *e = h->entries[i];
+		uint64_t v = h->opts.children ? e->children : e->self;
+		uint32_t id;
+
+		if (v < h->min_hit || !v)
+			continue;
+		id = node_add(&g, &e->root);
+		if (id == UINT32_MAX) {
+			err = -ENOMEM;
+			goto out;
+		}
+		e->graph = id + 1;
+	}
+	if (!g.nr_nodes)
+		goto out;
+	for (i = 0; i < cg_nr_stacks(cg) && !err; i++)
+		if (cg_stack(cg, i)->event == ev)
+			err = graph_items(&g, cg_stack(cg, i), i, exp, seen);
+	while (!err && g.nr_items)
+		err = graph_level_build(&g, cg, ev);
+out:
+	free(g.seqs);
+	free(g.items);
+	free(g.nodes);
+	free(g.cands);
+	hidx_free(&g.cand_idx);
+	return err;
 }
 
 int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
@@ -279,6 +464,7 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 	memset(h, 0, sizeof(*h));
 	h->cg = cg;
 	h->opts = *opts;
+	/* perf: min hits = total * (min_percent / 100), truncated; set once totals are. */
 	if (grow_buckets(h))
 		return -ENOMEM;
 	for (i = 0; i < cg_nr_locs(cg); i++)
@@ -310,6 +496,9 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 		if (err)
 			break;
 	}
+	h->min_hit = (uint64_t)(h->total_period * (opts->chain_min_percent / 100.0));
+	if (!err && opts->order != ORDER_NONE)
+		err = build_graphs(h, cg, ev, exp, seen);
 out:
 	free(seq);
 	free(exp);

@@ -24,16 +24,24 @@ struct hist_opts {
 	size_t nr_keys;
 	bool children;		/* accumulate callers' entries (perf --children) */
 	enum chain_order order; /* call-graph order; NONE: no trees built */
+	/* Call-graph branches below this percent of the total are never printed, so
+	 * never built (perf's "graph,0.5"); 0 builds every branch. */
+	double chain_min_percent;
 };
 
-/* One node of an entry's call-graph trie: one function on the chain. */
+/*
+ * One node of an entry's call-graph trie: one function on the chain.  Only branches
+ * at or above the threshold (hists.min_hit) are kept as kids; nr_all counts every
+ * distinct callee/caller there was, kept or not, which decides where a printed run of
+ * nodes ends.
+ */
 struct chain_node {
 	uint32_t func;	/* cg function id */
 	uint32_t frame; /* a frame of that function, for its name */
 	uint64_t hit;	/* period of chains ending here */
 	uint64_t cumul; /* hit plus everything below */
 	struct chain_node **kids;
-	size_t nr_kids, cap_kids;
+	size_t nr_kids, nr_all;
 };
 
 struct hist_entry {
@@ -47,6 +55,7 @@ struct hist_entry {
 	uint64_t self, children;
 	uint32_t first_tid;	/* thread of the first sample: perf's he->thread */
 	uint32_t max_depth;	/* longest chain appended */
+	uint32_t graph;		/* its root's graph-build index + 1; 0: no graph */
 	struct chain_node root; /* func/frame unused */
 	struct hist_entry *next_hash;
 };
@@ -68,6 +77,7 @@ struct hists {
 	struct hist_entry **entries; /* in creation order; after hists_sort: output order */
 	size_t nr_entries, cap_entries;
 	uint64_t total_period, total_samples;
+	uint64_t min_hit; /* chains below this period are not in the tries */
 };
 
 /* Aggregate event ev's stacks.  0 or -ENOMEM. */

@@ -259,6 +259,7 @@ static int report_event(struct report *rep, const struct cg_profile *cg, size_t 
 	else
 		ho.order = ho.children ? ORDER_CALLER : ORDER_CALLEE;
 
+	ho.chain_min_percent = rep->chain_min_percent;
 	err = hists_build(&h, cg, idx, &ho);
 	if (!err) {
 		hists_sort(&h);

@@ -105,7 +105,7 @@ static void graph_name(struct graph_ctx *g, const struct chain_node *head,
  * branches off and no chain ends. */
 static const struct chain_node *run_end(const struct chain_node *n)
 {
-	while (n->nr_kids == 1 && !n->hit)
+	while (n->nr_all == 1 && !n->hit)
 		n = n->kids[0];
 	return n;
 }
