@@ -14,10 +14,10 @@
  *  - cpu-clock (freq 4999, periods varied) and offcpu-time (period = ns off the CPU,
  *    a RAW thread state), two ids each (one per CPU);
  *  - pid 1000 "golden_main" (EXE and LIB mapped with build-ids), its thread 1001
- *    that renames itself "gm-worker" part-way; pid 2000 forked from it, renamed
- *    "golden_child", which also maps a file that does not exist and calls an
- *    address no mapping covers; pid JIT_PID "golden_jit" with //anon code named by
- *    its perf map, partly;
+ *    that renames itself "gm-worker" part-way; pid 2000 forked from it, which
+ *    renames itself "golden_child" part-way, maps a file that does not exist and
+ *    calls an address no mapping covers; pid JIT_PID "golden_jit" with //anon code
+ *    named by its perf map, partly;
  *  - user stacks of real return addresses (DWARF call sites), leaves inside inlined
  *    code (DWARF inlined subroutines), C++ methods, a sample without a callchain;
  *  - kernel frames under a [kernel.kallsyms] map whose build-id is no kernel's, so
@@ -517,8 +517,6 @@ static int add_tasks(struct pd_writer *w, const struct image *ims)
 	err |= pd_write_task(w, PERF_RECORD_FORK, 2000, 1000, 2000, 1000, sid.time, &sid);
 	sid.pid = sid.tid = 2000;
 	sid.time = T0 - TICK;
-	err |= pd_write_comm(w, 2000, 2000, "golden_child", false, &sid);
-	sid.time = T0 - TICK / 2;
 	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, 2000, 2000, GONE_BASE, 0x4000, 0, 5, 2,
 			      NULL, 0, "/nonexistent/golden/libgone.so", &sid);
 	return err ? -1 : 0;
@@ -527,15 +525,22 @@ static int add_tasks(struct pd_writer *w, const struct image *ims)
 static int add_samples(struct pd_writer *w, const struct image *ims)
 {
 	struct offcpu_raw raw = {.magic = OFFCPU_RAW_MAGIC, .version = 1};
-	struct pd_sample_id sid = {.pid = 1000, .tid = 1001, .id = 101};
+	struct pd_sample_id sid = {.id = 101};
 	uint64_t ips[MAX_FRAMES], i = 0;
 	int round, err = 0;
 	size_t k;
 
 	for (round = 0; round < NR_ROUNDS; round++) {
-		/* Thread 1001 is "golden_main" for two rounds, then renames itself. */
+		/* Process 2000 is "golden_main" like its parent for a round, thread 1001
+		 * for two: then they rename themselves. */
+		sid.time = T0 + i * TICK - TICK / 2;
+		if (round == 1) {
+			sid.pid = sid.tid = 2000;
+			err |= pd_write_comm(w, 2000, 2000, "golden_child", false, &sid);
+		}
 		if (round == 2) {
-			sid.time = T0 + i * TICK - TICK / 2;
+			sid.pid = 1000;
+			sid.tid = 1001;
 			err |= pd_write_comm(w, 1000, 1001, "gm-worker", false, &sid);
 		}
 		for (k = 0; k < NR_STACKS; k++) {
