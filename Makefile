@@ -101,7 +101,31 @@ $(O)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -pthread $< -o $@
 
-tests: all $(UNIT_BINS) $(WL_BINS)
+# tests/golden.bats: the fixture binaries its capture samples, built the same in every
+# build directory (no sanitizers, source paths relative to the repo: the expected
+# outputs name their files and lines, and pprof their addresses), the capture
+# generator and the pprof decoder.
+GOLDEN_CFLAGS := -O2 -g -fno-omit-frame-pointer -ffile-prefix-map=$(CURDIR)=.
+GOLDEN_BINS   := $(O)/tests/golden/golden_main $(O)/tests/golden/libgolden.so \
+		 $(O)/tests/gen-golden $(O)/tests/pprof-dump
+
+$(O)/tests/golden/libgolden.so: tests/golden/fixture/golden_lib.cc tests/golden/fixture/golden_lib.h
+	@mkdir -p $(@D)
+	$(CXX) $(GOLDEN_CFLAGS) -fPIC -shared $< -o $@
+
+$(O)/tests/golden/golden_main: tests/golden/fixture/golden_main.c tests/golden/fixture/golden_lib.h \
+			       $(O)/tests/golden/libgolden.so
+	$(CC) $(GOLDEN_CFLAGS) $< -L$(O)/tests/golden -lgolden -o $@
+
+$(O)/tests/gen-golden: tests/golden/gen-golden.c $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(O)/libcommon.a $(LDLIBS) -o $@
+
+$(O)/tests/pprof-dump: tests/golden/pprof-dump.c $(O)/gen/profile.pb-c.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(O)/gen/profile.pb-c.o -lprotobuf-c -lz -o $@
+
+tests: all $(UNIT_BINS) $(WL_BINS) $(GOLDEN_BINS)
 
 check: deps
 	@$(MAKE) --no-print-directory lint
@@ -150,11 +174,11 @@ $(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 lint:
 	scripts/lint-bats
 	scripts/lint-layers
-	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
+	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert
 
 format:
-	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c)
+	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -495,9 +495,11 @@ static int do_fork(struct machine *m, const struct pd_event *ev)
 			return -ENOMEM;
 		memcpy(cp->maps.v, pp->maps.v, pp->maps.n * sizeof(*pp->maps.v));
 		cp->maps.n = pp->maps.n;
-		/* Another process: its anonymous code has its own JIT map. */
+		/* The same file at the same place symbolizes the same in both processes;
+		 * anonymous code does not (each process has its own JIT map). */
 		for (size_t i = 0; i < cp->maps.n; i++)
-			cp->maps.v[i].id = ++m->next_map_id;
+			if (cp->maps.v[i].dso->anon)
+				cp->maps.v[i].id = ++m->next_map_id;
 	}
 	return 0;
 }
