@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Folded stacks, the input of flamegraph.pl and speedscope: like stackcollapse-perf
- * --all --inline, so existing flame-graph tooling reads it unchanged.  Different stacks can
- * print the same text (two addresses of one function), so lines are merged after
- * rendering, by sorting.
+ * --all --inline, so existing flame-graph tooling reads it unchanged.
+ *
+ * A line is "comm;root;...;leaf COUNT".  Each part of it (a comm, or a frame's name
+ * with its "_[k]"/"_[i]" mark) is made once and interned, so a line is a sequence of
+ * token pointers: stacks that print the same text (two addresses of one function,
+ * two functions of one name) have equal sequences and merge by hashing, and lines
+ * sort by comparing tokens, not by rendering and comparing text.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,98 +16,225 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "convert.h"
 #include "profile/offcpu.h"
 
-struct line {
+struct token {
 	char *text;
+	size_t len;
+};
+
+/* One distinct line: tokens [first, first + nr) of the token sequence array. */
+struct line {
+	size_t first;
+	uint32_t nr;
 	uint64_t count;
 };
 
-static int cmp_lines(const void *pa, const void *pb)
+struct folder {
+	struct hidx tok_idx;
+	struct token *toks;
+	size_t nr_toks, cap_toks;
+	uint32_t *frame_tok; /* frame id -> token + 1 (0: not made yet) */
+	uint32_t *seq;	     /* every line's token ids, back to back */
+	size_t nr_seq, cap_seq;
+	struct hidx line_idx;
+	struct line *lines;
+	size_t nr_lines, cap_lines;
+};
+
+static bool tok_eq(const void *ctx, uint32_t id, const void *key)
 {
-	return strcmp(((const struct line *)pa)->text, ((const struct line *)pb)->text);
+	const struct folder *f = ctx;
+
+	return !strcmp(f->toks[id].text, key);
 }
 
-/* "comm;root;...;leaf" for stack s. */
-static char *render_stack(const struct cg_profile *cg, const struct cg_stack *s)
+/* The token of text (';' separates frames and ' ' the count: names cannot forge
+ * either), or UINT32_MAX when out of memory. */
+static uint32_t token(struct folder *f, const char *name, const char *mark)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	size_t i;
+	size_t n = strlen(name), m = strlen(mark), i;
+	char *t = malloc(n + m + 1);
+	uint64_t h;
+	int64_t id;
 
-	if (!f)
-		return NULL;
-	fputs(s->comm, f);
+	if (!t)
+		return UINT32_MAX;
+	memcpy(t, name, n);
+	memcpy(t + n, mark, m + 1);
+	for (i = 0; i < n; i++)
+		if (t[i] == ' ' || t[i] == '\n')
+			t[i] = '_';
+	h = hash_str(t);
+	id = hidx_find(&f->tok_idx, h, tok_eq, f, t);
+	if (id >= 0) {
+		free(t);
+		return id;
+	}
+	if (pa_grow((void **)&f->toks, &f->cap_toks, f->nr_toks + 1, sizeof(*f->toks)) ||
+	    hidx_insert(&f->tok_idx, h, f->nr_toks)) {
+		free(t);
+		return UINT32_MAX;
+	}
+	f->toks[f->nr_toks] = (struct token){t, n + m};
+	return f->nr_toks++;
+}
+
+static uint32_t frame_token(struct folder *f, const struct cg_profile *cg, uint32_t frame)
+{
+	const struct cg_frame *fr = cg_frame(cg, frame);
+	uint32_t t;
+
+	if (f->frame_tok[frame])
+		return f->frame_tok[frame] - 1;
+	/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
+	 * colours "_[i]" frames as inlined). */
+	t = token(f, fr->name, fr->kernel ? "_[k]" : fr->inlined ? "_[i]" : "");
+	if (t != UINT32_MAX)
+		f->frame_tok[frame] = t + 1;
+	return t;
+}
+
+static bool line_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct folder *f = ctx;
+	const struct line *a = &f->lines[id], *b = key;
+
+	return a->nr == b->nr &&
+	       !memcmp(&f->seq[a->first], &f->seq[b->first], a->nr * sizeof(*f->seq));
+}
+
+/* Add stack s's line (count more of it): comm, then frames root first, inlined
+ * functions above their real function. */
+static int add_line(struct folder *f, const struct cg_profile *cg, const struct cg_stack *s,
+		    uint64_t count)
+{
+	struct line key = {.first = f->nr_seq, .count = count};
+	uint32_t t;
+	uint64_t h = 0;
+	size_t i, need = 1;
+	int64_t id;
+
+	for (i = 0; i < s->nr; i++)
+		need += cg_loc(cg, s->locs[i])->nr_frames;
+	if (pa_grow((void **)&f->seq, &f->cap_seq, f->nr_seq + need, sizeof(*f->seq)))
+		return -ENOMEM;
+	t = token(f, s->comm, "");
+	if (t == UINT32_MAX)
+		return -ENOMEM;
+	f->seq[f->nr_seq + key.nr++] = t;
 	for (i = s->nr; i-- > 0;) {
 		const struct cg_loc *l = cg_loc(cg, s->locs[i]);
 		uint32_t k;
 
-		/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
-		 * colours "_[i]" frames as inlined): above their real function. */
 		for (k = l->nr_frames; k-- > 0;) {
-			const struct cg_frame *fr = cg_frame(cg, l->frame + k);
-
-			fprintf(f, ";%s%s", fr->name,
-				fr->kernel    ? "_[k]"
-				: fr->inlined ? "_[i]"
-					      : "");
+			t = frame_token(f, cg, l->frame + k);
+			if (t == UINT32_MAX)
+				return -ENOMEM;
+			f->seq[f->nr_seq + key.nr++] = t;
 		}
 	}
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
+	for (i = 0; i < key.nr; i++)
+		h = hash_mix(h, f->seq[key.first + i]);
+	id = hidx_find(&f->line_idx, h, line_eq, f, &key);
+	if (id >= 0) {
+		f->lines[id].count += count;
+		return 0; /* its tokens are dropped: the next line overwrites them */
 	}
-	/* ';' separates frames and ' ' the count: keep names from forging either. */
-	for (i = 0; i < len; i++)
-		if (buf[i] == ' ' || buf[i] == '\n')
-			buf[i] = '_';
-	return buf;
+	if (pa_grow((void **)&f->lines, &f->cap_lines, f->nr_lines + 1, sizeof(*f->lines)) ||
+	    hidx_insert(&f->line_idx, h, f->nr_lines))
+		return -ENOMEM;
+	f->lines[f->nr_lines++] = key;
+	f->nr_seq += key.nr;
+	return 0;
+}
+
+/*
+ * Text order of two lines without making their text: after the equal leading tokens,
+ * the first different pair decides, each followed by what follows it in its line
+ * (';' before another token, the end of the text after the last).
+ */
+static int cmp_lines(const void *pa, const void *pb, void *arg)
+{
+	const struct folder *f = arg;
+	const struct line *a = pa, *b = pb;
+	const uint32_t *sa = &f->seq[a->first], *sb = &f->seq[b->first];
+	uint32_t n = a->nr < b->nr ? a->nr : b->nr, i;
+	const struct token *ta, *tb;
+	size_t k;
+	int ca, cb;
+
+	for (i = 0; i < n && sa[i] == sb[i]; i++)
+		;
+	if (i == n)
+		return a->nr < b->nr ? -1 : a->nr > b->nr;
+	ta = &f->toks[sa[i]];
+	tb = &f->toks[sb[i]];
+	for (k = 0; k < ta->len && k < tb->len && ta->text[k] == tb->text[k]; k++)
+		;
+	ca = k < ta->len ? (unsigned char)ta->text[k] : i + 1 < a->nr ? ';' : 0;
+	cb = k < tb->len ? (unsigned char)tb->text[k] : i + 1 < b->nr ? ';' : 0;
+	return ca - cb;
+}
+
+static void folder_free(struct folder *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr_toks; i++)
+		free(f->toks[i].text);
+	free(f->toks);
+	free(f->frame_tok);
+	free(f->seq);
+	free(f->lines);
+	hidx_free(&f->tok_idx);
+	hidx_free(&f->line_idx);
 }
 
 int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *len)
 {
-	size_t ns = cg_nr_stacks(cg), n = 0, i;
 	const struct cg_event *e = cg_event(cg, ev);
 	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
 	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
-	struct line *lines = calloc(ns ? ns : 1, sizeof(*lines));
-	FILE *f = NULL;
+	struct folder f = {0};
+	FILE *o = NULL;
+	size_t i, k;
 	int err = -ENOMEM;
 
 	*out = NULL;
 	*len = 0;
-	if (!lines)
-		return -ENOMEM;
-	for (i = 0; i < ns; i++) {
+	f.frame_tok = calloc(cg_nr_frames(cg) + 1, sizeof(*f.frame_tok));
+	if (!f.frame_tok)
+		goto out;
+	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 
-		if (s->event != ev)
-			continue;
-		lines[n].text = render_stack(cg, s);
-		if (!lines[n].text)
+		if (s->event == ev && add_line(&f, cg, s, by_time ? s->period : s->count))
 			goto out;
-		lines[n++].count = by_time ? s->period : s->count;
 	}
-	qsort(lines, n, sizeof(*lines), cmp_lines);
-	f = open_memstream(out, len);
-	if (!f)
+	qsort_r(f.lines, f.nr_lines, sizeof(*f.lines), cmp_lines, &f);
+	o = open_memstream(out, len);
+	if (!o)
 		goto out;
-	for (i = 0; i < n; i++) {
-		uint64_t count = lines[i].count;
+	for (i = 0; i < f.nr_lines; i++) {
+		const struct line *l = &f.lines[i];
 
-		while (i + 1 < n && !strcmp(lines[i].text, lines[i + 1].text))
-			count += lines[++i].count;
-		fprintf(f, "%s %" PRIu64 "\n", lines[i].text, count);
+		for (k = 0; k < l->nr; k++) {
+			const struct token *t = &f.toks[f.seq[l->first + k]];
+
+			if (k)
+				fputc(';', o);
+			fwrite(t->text, 1, t->len, o);
+		}
+		fprintf(o, " %" PRIu64 "\n", l->count);
 	}
-	if (fclose(f) == 0)
+	if (fclose(o) == 0)
 		err = 0;
-	f = NULL;
+	o = NULL;
 out:
-	for (i = 0; i < n; i++)
-		free(lines[i].text);
-	free(lines);
+	folder_free(&f);
 	if (err) {
 		free(*out);
 		*out = NULL;

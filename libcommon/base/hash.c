@@ -17,7 +17,7 @@ int hidx_insert(struct hidx *hi, uint64_t h, uint32_t id)
 {
 	if (id == UINT32_MAX)
 		return -ENOMEM; /* id + 1 must fit */
-	if ((hi->n + 1) * 4 > hi->cap * 3) {
+	if ((hi->n + 1) * 2 > hi->cap) {
 		size_t ncap = hi->cap ? hi->cap * 2 : 256, i;
 		uint64_t *ns = calloc(ncap, sizeof(*ns));
 
