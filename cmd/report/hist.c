@@ -12,13 +12,6 @@
 #include "base/hash.h"
 #include "hist.h"
 
-static uint64_t hmix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 29);
-}
-
 /* The entry key of frame f in stack s, restricted to the sort keys. */
 static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t frame,
 		     struct hist_entry *key)
@@ -56,9 +49,9 @@ static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t f
 
 static uint64_t key_hash(const struct hist_entry *k)
 {
-	uint64_t x = hmix(hmix(hmix(0, (uintptr_t)k->comm), k->pid), k->tid);
+	uint64_t x = hash_mix(hash_mix(hash_mix(0, (uintptr_t)k->comm), k->pid), k->tid);
 
-	return hmix(hmix(hmix(x, (uintptr_t)k->dso), k->func), (uintptr_t)k->state);
+	return hash_mix(hash_mix(hash_mix(x, (uintptr_t)k->dso), k->func), (uintptr_t)k->state);
 }
 
 static bool key_eq(const struct hist_entry *a, const struct hist_entry *b)
@@ -67,43 +60,21 @@ static bool key_eq(const struct hist_entry *a, const struct hist_entry *b)
 	       a->func == b->func && a->state == b->state;
 }
 
-static int grow_buckets(struct hists *h)
+static bool entry_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t n = h->nr_buckets ? h->nr_buckets * 2 : 1024, i;
-	struct hist_entry **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < h->nr_buckets; i++) {
-		struct hist_entry *e = h->buckets[i], *next;
-
-		for (; e; e = next) {
-			size_t j = key_hash(e) & (n - 1);
-
-			next = e->next_hash;
-			e->next_hash = b[j];
-			b[j] = e;
-		}
-	}
-	free(h->buckets);
-	h->buckets = b;
-	h->nr_buckets = n;
-	return 0;
+	return key_eq(((const struct hists *)ctx)->entries[id], key);
 }
 
+/* The entry of key, made (first seen in thread tid) when new; NULL: out of memory.
+ * Entries are indexed by their creation order until hists_sort reorders them. */
 static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *key, uint32_t tid)
 {
-	size_t j = key_hash(key) & (h->nr_buckets - 1);
+	uint64_t hh = key_hash(key);
+	int64_t id = hidx_find(&h->idx, hh, entry_eq, h, key);
 	struct hist_entry *e;
 
-	for (e = h->buckets[j]; e; e = e->next_hash)
-		if (key_eq(e, key))
-			return e;
-	if (h->nr_entries + 1 > h->nr_buckets) {
-		if (grow_buckets(h))
-			return NULL;
-		j = key_hash(key) & (h->nr_buckets - 1);
-	}
+	if (id >= 0)
+		return h->entries[id];
 	if (h->nr_entries == h->cap_entries) {
 		size_t cap = h->cap_entries ? 2 * h->cap_entries : 1024;
 		struct hist_entry **v = realloc(h->entries, cap * sizeof(*v));
@@ -116,12 +87,13 @@ static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
-	h->entries[h->nr_entries] = e;
+	if (hidx_insert(&h->idx, hh, h->nr_entries)) {
+		free(e);
+		return NULL;
+	}
 	*e = *key;
 	e->first_tid = tid;
-	e->next_hash = h->buckets[j];
-	h->buckets[j] = e;
-	h->nr_entries++;
+	h->entries[h->nr_entries++] = e;
 	return e;
 }
 
@@ -465,8 +437,6 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 	h->cg = cg;
 	h->opts = *opts;
 	/* perf: min hits = total * (min_percent / 100), truncated; set once totals are. */
-	if (grow_buckets(h))
-		return -ENOMEM;
 	for (i = 0; i < cg_nr_locs(cg); i++)
 		if (cg_loc(cg, i)->nr_frames > max)
 			max = cg_loc(cg, i)->nr_frames;
@@ -613,21 +583,15 @@ void hists_free(struct hists *h)
 {
 	size_t i;
 
-	for (i = 0; i < h->nr_buckets; i++) {
-		struct hist_entry *e = h->buckets[i], *next;
-
-		for (; e; e = next) {
-			next = e->next_hash;
-			free(e);
-		}
-	}
+	for (i = 0; i < h->nr_entries; i++)
+		free(h->entries[i]);
 	while (h->arena) {
 		struct hist_arena_block *b = h->arena;
 
 		h->arena = b->next;
 		free(b);
 	}
-	free(h->buckets);
+	hidx_free(&h->idx);
 	free(h->entries);
 	memset(h, 0, sizeof(*h));
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash.h"
 #include "profile/callgraph.h"
 
 /* SK_STATE: the off-CPU thread state of the samples ("-" for those without one). */
@@ -57,7 +58,6 @@ struct hist_entry {
 	uint32_t max_depth;	/* longest chain appended */
 	uint32_t graph;		/* its root's graph-build index + 1; 0: no graph */
 	struct chain_node root; /* func/frame unused */
-	struct hist_entry *next_hash;
 };
 
 /* Call-graph nodes live in big blocks, freed at once: tries of millions of nodes
@@ -72,8 +72,7 @@ struct hists {
 	const struct cg_profile *cg;
 	struct hist_arena_block *arena;
 	struct hist_opts opts;
-	struct hist_entry **buckets;
-	size_t nr_buckets;
+	struct hidx idx;	     /* key -> entries[] index, while building */
 	struct hist_entry **entries; /* in creation order; after hists_sort: output order */
 	size_t nr_entries, cap_entries;
 	uint64_t total_period, total_samples;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "symbolize/bidcache.h"
 #include "symbolize/dso.h"
 #include "symbolize/dwarf_lines.h"
@@ -17,7 +18,6 @@
 #include "symbolize/symtab_priv.h"
 
 #define KERNEL_START 0xffff800000000000ULL /* lowest kernel address on x86-64/arm64 */
-#define NO_KEY	     UINT64_MAX
 
 struct map {
 	uint64_t start, end, pgoff;
@@ -43,11 +43,12 @@ struct thread {
 	char fallback[16]; /* ":TID", what perf shows for a thread without a comm */
 };
 
-/* Open-addressing hash of u32 ids (pid 0 is valid) to objects. */
+/* Objects by u32 id (pid 0 is valid): keys[i] and vals[i], indexed by hidx. */
 struct idmap {
-	uint64_t *keys;
+	struct hidx idx;
+	uint32_t *keys;
 	void **vals;
-	size_t cap, n;
+	size_t n, cap;
 };
 
 struct machine {
@@ -66,59 +67,47 @@ struct machine {
 
 /* ---- id hash ---- */
 
-static size_t id_slot(const struct idmap *h, uint64_t key)
+static bool id_eq(const void *ctx, uint32_t i, const void *key)
 {
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & (h->cap - 1);
-
-	while (h->keys[i] != NO_KEY && h->keys[i] != key)
-		i = (i + 1) & (h->cap - 1);
-	return i;
+	return ((const struct idmap *)ctx)->keys[i] == *(const uint32_t *)key;
 }
 
 static void *id_get(const struct idmap *h, uint32_t key)
 {
-	size_t i;
+	int64_t i = hidx_find(&h->idx, hash_mix(0, key), id_eq, h, &key);
 
-	if (!h->cap)
-		return NULL;
-	i = id_slot(h, key);
-	return h->keys[i] == key ? h->vals[i] : NULL;
+	return i < 0 ? NULL : h->vals[i];
 }
 
+/* Map key to val (a key not there yet). */
 static int id_put(struct idmap *h, uint32_t key, void *val)
 {
-	size_t i;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 256;
+		uint32_t *k = realloc(h->keys, cap * sizeof(*k));
 
-	if ((h->n + 1) * 2 > h->cap) {
-		struct idmap nh = {.cap = h->cap ? h->cap * 2 : 256};
-
-		nh.keys = malloc(nh.cap * sizeof(*nh.keys));
-		nh.vals = malloc(nh.cap * sizeof(*nh.vals));
-		if (!nh.keys || !nh.vals) {
-			free(nh.keys);
-			free(nh.vals);
+		if (!k)
 			return -ENOMEM;
-		}
-		memset(nh.keys, 0xff, nh.cap * sizeof(*nh.keys));
-		for (i = 0; i < h->cap; i++) {
-			if (h->keys[i] == NO_KEY)
-				continue;
-			size_t j = id_slot(&nh, h->keys[i]);
+		h->keys = k;
+		void **v = realloc(h->vals, cap * sizeof(*v));
 
-			nh.keys[j] = h->keys[i];
-			nh.vals[j] = h->vals[i];
-			nh.n++;
-		}
-		free(h->keys);
-		free(h->vals);
-		*h = nh;
+		if (!v)
+			return -ENOMEM;
+		h->vals = v;
+		h->cap = cap;
 	}
-	i = id_slot(h, key);
-	if (h->keys[i] == NO_KEY)
-		h->n++;
-	h->keys[i] = key;
-	h->vals[i] = val;
+	if (hidx_insert(&h->idx, hash_mix(0, key), h->n))
+		return -ENOMEM;
+	h->keys[h->n] = key;
+	h->vals[h->n++] = val;
 	return 0;
+}
+
+static void id_free(struct idmap *h)
+{
+	hidx_free(&h->idx);
+	free(h->keys);
+	free(h->vals);
 }
 
 /* ---- maps ---- */
@@ -308,27 +297,21 @@ void machine_free(struct machine *m)
 
 	if (!m)
 		return;
-	for (i = 0; i < m->threads.cap; i++) {
-		if (m->threads.keys[i] == NO_KEY)
-			continue;
+	for (i = 0; i < m->threads.n; i++) {
 		struct thread *t = m->threads.vals[i];
 
 		free(t->comm);
 		free(t);
 	}
-	for (i = 0; i < m->procs.cap; i++) {
-		if (m->procs.keys[i] == NO_KEY)
-			continue;
+	for (i = 0; i < m->procs.n; i++) {
 		struct proc *p = m->procs.vals[i];
 
 		free(p->maps.v);
 		symtab_free(p->perfmap);
 		free(p);
 	}
-	free(m->threads.keys);
-	free(m->threads.vals);
-	free(m->procs.keys);
-	free(m->procs.vals);
+	id_free(&m->threads);
+	id_free(&m->procs);
 	free(m->kmaps.v);
 	dsos_free(&m->dsos);
 	free(m);

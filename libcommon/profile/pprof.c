@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "base/hash.h"
 #include "profile/pprof.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -26,8 +27,7 @@ typedef Perftools__Profiles__Function pb_function;
 struct strtab {
 	char **strs;
 	size_t nr, cap;
-	uint32_t *idx; /* index + 1, 0 empty */
-	size_t idx_cap;
+	struct hidx idx;
 };
 
 struct builder {
@@ -54,59 +54,28 @@ struct builder {
 	int64_t *values;
 };
 
-static uint64_t str_hash(const char *s)
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h ^ (h >> 32);
-}
-
-static int strtab_rehash(struct strtab *st)
-{
-	size_t cap = st->idx_cap ? st->idx_cap * 2 : 1024, i;
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < st->nr; i++) {
-		size_t j = str_hash(st->strs[i]) & (cap - 1);
-
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = i + 1;
-	}
-	free(st->idx);
-	st->idx = idx;
-	st->idx_cap = cap;
-	return 0;
+	return !strcmp(((const struct strtab *)ctx)->strs[id], key);
 }
 
 /* Index of s in the table, adding it; -1 on allocation failure. */
 static int64_t str_id(struct strtab *st, const char *s)
 {
-	size_t j;
+	uint64_t h;
+	int64_t id;
 
 	if (!s)
 		s = "";
-	if ((st->nr + 1) * 2 > st->idx_cap && strtab_rehash(st))
+	h = hash_str(s);
+	id = hidx_find(&st->idx, h, str_eq, st, s);
+	if (id >= 0)
+		return id;
+	if (pa_grow((void **)&st->strs, &st->cap, st->nr + 1, sizeof(*st->strs)) ||
+	    hidx_insert(&st->idx, h, st->nr))
 		return -1;
-	for (j = str_hash(s) & (st->idx_cap - 1); st->idx[j]; j = (j + 1) & (st->idx_cap - 1))
-		if (!strcmp(st->strs[st->idx[j] - 1], s))
-			return st->idx[j] - 1;
-	if (st->nr == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		char **strs = realloc(st->strs, cap * sizeof(*strs));
-
-		if (!strs)
-			return -1;
-		st->strs = strs;
-		st->cap = cap;
-	}
 	/* Strings are borrowed (cg's, or literals) and outlive the builder. */
 	st->strs[st->nr] = (char *)s;
-	st->idx[j] = st->nr + 1;
 	return st->nr++;
 }
 
@@ -491,7 +460,7 @@ static void builder_free(struct builder *b)
 		free(b->owned[i]);
 	free(b->owned);
 	free(b->st.strs);
-	free(b->st.idx);
+	hidx_free(&b->st.idx);
 	free(b->vtypes);
 	free(b->vtype_ptrs);
 	free(b->ev_col);
