@@ -266,7 +266,8 @@ static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine
 		*out = id;
 		return 0;
 	}
-	n = machine_symbolize(m, ml, cg->scratch, CG_MAX_FRAMES);
+	n = cg->leaf_only ? machine_symbolize_real(m, ml, cg->scratch)
+			  : machine_symbolize(m, ml, cg->scratch, CG_MAX_FRAMES);
 	if (!n || add_location(cg, cg->scratch, n, out))
 		return -ENOMEM;
 	cg->locs[*out].key = key;

@@ -102,8 +102,9 @@ struct cg_profile *cg_new(void);
 void cg_free(struct cg_profile *cg);
 
 /*
- * Keep only each sample's leaf location: for reports that show neither callers nor
- * call graphs.  Call before cg_load.
+ * Keep only each sample's leaf location, and of it only the real function's frame
+ * (no inlined ones, DWARF left unread where the symbol tables name it): for reports
+ * that show neither callers nor call graphs.  Call before cg_load.
  */
 void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only);
 

@@ -696,7 +696,7 @@ static void unnamed_func(struct machine *m, struct dso *d, const struct symtab *
 
 /* Fills f; returns the DWARF view of the address when there is one to expand. */
 static const struct dwl_result *resolve_user(struct machine *m, const struct machine_loc *l,
-					     uint64_t adj, struct frame *f)
+					     uint64_t adj, bool real_only, struct frame *f)
 {
 	const struct symtab *st;
 	const struct sym *sym;
@@ -729,6 +729,9 @@ static const struct dwl_result *resolve_user(struct machine *m, const struct mac
 		} else {
 			unnamed_func(m, l->dso, st, va, f);
 		}
+		/* The real function named by the symbol tables needs no DWARF. */
+		if (real_only && f->sym)
+			return NULL;
 		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, l->dso)))
 			return NULL;
 		return dwl_lookup(dw, va);
@@ -852,11 +855,12 @@ size_t machine_locate(struct machine *m, const struct pd_sample *s, struct machi
 	return n;
 }
 
-size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct frame *frames,
-			 size_t max)
+static size_t symbolize(struct machine *m, const struct machine_loc *l, struct frame *frames,
+			size_t max, bool real_only)
 {
 	struct frame *f = frames;
 	uint64_t adj = l->ret ? 1 : 0;
+	size_t n;
 
 	if (!max)
 		return 0;
@@ -876,7 +880,23 @@ size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct 
 	case MACHINE_RING_USER:
 		break;
 	}
-	return expand_inline(f, resolve_user(m, l, adj, f), max);
+	n = expand_inline(f, resolve_user(m, l, adj, real_only, f), max);
+	if (real_only && n > 1) {
+		frames[0] = frames[n - 1];
+		n = 1;
+	}
+	return n;
+}
+
+size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct frame *frames,
+			 size_t max)
+{
+	return symbolize(m, l, frames, max, false);
+}
+
+size_t machine_symbolize_real(struct machine *m, const struct machine_loc *l, struct frame *f)
+{
+	return symbolize(m, l, f, 1, true);
 }
 
 size_t machine_resolve(struct machine *m, const struct pd_sample *s, struct frame *frames,

@@ -109,6 +109,13 @@ size_t machine_symbolize(struct machine *m, const struct machine_loc *l, struct 
 			 size_t max);
 
 /*
+ * The real function's frame alone (its inlined functions left out), for reports that
+ * show only that: DWARF is read only when the symbol tables do not name the address.
+ * Returns 1.
+ */
+size_t machine_symbolize_real(struct machine *m, const struct machine_loc *l, struct frame *f);
+
+/*
  * A sample's stack as frames, leaf first (machine_locate, then machine_symbolize of
  * every address: for tests and one-off lookups).  Kernel and user frames in callchain order,
  * context markers dropped; if the sample has no callchain, its ip alone.  The return
