@@ -13,6 +13,7 @@
 #include "base/util.h"
 #include "profile/callgraph.h"
 #include "profile/offcpu.h"
+#include "symbolize/dso.h"
 
 #define CG_MAX_FRAMES 4096
 #define IDS_BLOCK     (1u << 20) /* stack location ids are allocated in blocks */

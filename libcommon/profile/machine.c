@@ -931,18 +931,3 @@ const char *machine_warning(const struct machine *m)
 {
 	return m->dsos.warnings;
 }
-
-const char *dso_path(const struct dso *d)
-{
-	return d ? d->path : NULL;
-}
-
-size_t dso_build_id(const struct dso *d, const uint8_t **bid)
-{
-	if (!d || !d->bid_size) {
-		*bid = NULL;
-		return 0;
-	}
-	*bid = d->bid;
-	return d->bid_size;
-}

@@ -137,8 +137,4 @@ const char *frame_name(const struct frame *f, char *buf, size_t len);
 /* Warnings gathered (e.g. kptr_restrict hides kernel addresses), NULL when none. */
 const char *machine_warning(const struct machine *m);
 
-/* dso accessors for writers of other formats (pprof mappings). */
-const char *dso_path(const struct dso *d);
-size_t dso_build_id(const struct dso *d, const uint8_t **bid);
-
 #endif /* PA_MACHINE_H */

@@ -285,3 +285,18 @@ void dsos_free(struct dso_table *t)
 	dbg_free(t->dbg);
 	memset(t, 0, sizeof(*t));
 }
+
+const char *dso_path(const struct dso *d)
+{
+	return d ? d->path : NULL;
+}
+
+size_t dso_build_id(const struct dso *d, const uint8_t **bid)
+{
+	if (!d || !d->bid_size) {
+		*bid = NULL;
+		return 0;
+	}
+	*bid = d->bid;
+	return d->bid_size;
+}

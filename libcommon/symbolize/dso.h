@@ -59,6 +59,9 @@ int dsos_add_bid(struct dso_table *t, const char *path, const uint8_t *bid, size
 const struct symtab *dso_symtab(struct dso_table *t, struct dso *d);
 /* The DSO's DWARF and CFI (opened the first time, after its symbols), NULL if none. */
 struct dso_dwarf *dso_dwarf(struct dso_table *t, struct dso *d);
+/* The recorded path; its build-id (size, 0 when unknown).  d may be NULL. */
+const char *dso_path(const struct dso *d);
+size_t dso_build_id(const struct dso *d, const uint8_t **bid);
 /* Append one warning line (deduplicated, capped). */
 void dsos_warn(struct dso_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dsos_free(struct dso_table *t);

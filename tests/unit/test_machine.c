@@ -14,6 +14,7 @@
 #include "debug_fixture.h"
 #include "symbolize/dwarf_lines.h"
 #include "profile/machine.h"
+#include "symbolize/dso.h"
 #include "base/procfs.h"
 #include "symbolize/symtab.h"
 #include "unit.h"
