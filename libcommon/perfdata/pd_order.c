@@ -160,6 +160,20 @@ void pd_oq_done(struct pd_oqueue *q, struct pd_qev *qe)
 	q->free_qe = qe;
 }
 
+const void *pd_oq_lowest(const struct pd_oqueue *q, const void *lo, const void *hi)
+{
+	const void *min = NULL;
+	size_t i;
+
+	for (i = 0; i < q->n; i++) {
+		const void *p = q->heap[i].qe->ev.hdr;
+
+		if (p >= lo && p < hi && (!min || p < min))
+			min = p;
+	}
+	return min;
+}
+
 void pd_oq_round(struct pd_oqueue *q)
 {
 	/* perf's OE_FLUSH__ROUND: release up to the newest time seen by the previous

@@ -137,6 +137,8 @@ int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bo
 /* Oldest event if its time <= limit, NULL otherwise; give it back with pd_oq_done. */
 struct pd_qev *pd_oq_pop(struct pd_oqueue *q, uint64_t limit);
 void pd_oq_done(struct pd_oqueue *q, struct pd_qev *qe);
+/* The lowest record address in [lo, hi) still queued, NULL if none. */
+const void *pd_oq_lowest(const struct pd_oqueue *q, const void *lo, const void *hi);
 /* A FINISHED_ROUND arrived. */
 void pd_oq_round(struct pd_oqueue *q);
 /* Raise the limit when too much is queued. */

@@ -45,6 +45,7 @@ struct pd_reader {
 	uint64_t data_off, data_size, pos; /* pos: bytes of data consumed */
 	const uint8_t *map; /* file mode: the whole file, mapped (NULL: read into buf) */
 	size_t map_len;
+	size_t map_dropped; /* pages below this offset were handed back */
 	uint8_t *buf;
 	size_t start, end; /* unread bytes are buf[start, end) */
 	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
@@ -678,11 +679,39 @@ static uint64_t event_time(struct pd_reader *r, const struct pd_event *ev)
 	return r->last_time;
 }
 
+#define PD_DROP_STEP (16u << 20)
+
+/*
+ * Hand back the pages of the mapped file that no record in use lies on any more:
+ * what has been read and is neither queued nor just delivered.  Without it the whole
+ * file would stay resident (and counted) until the end.
+ */
+static void drop_behind(struct pd_reader *r)
+{
+	const uint8_t *lo = r->map, *hi = r->map + r->map_len;
+	const uint8_t *keep = r->map + r->data_off + r->pos;
+	const uint8_t *q = r->ordered ? pd_oq_lowest(&r->oq, lo, hi) : NULL;
+	size_t page = 4096, end;
+
+	if (r->delivered && (const uint8_t *)r->delivered->ev.hdr >= lo &&
+	    (const uint8_t *)r->delivered->ev.hdr < keep)
+		keep = (const uint8_t *)r->delivered->ev.hdr;
+	if (q && q < keep)
+		keep = q;
+	end = (size_t)(keep - lo) / page * page;
+	if (end > r->map_dropped + PD_DROP_STEP) {
+		madvise((void *)(lo + r->map_dropped), end - r->map_dropped, MADV_DONTNEED);
+		r->map_dropped = end;
+	}
+}
+
 int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 {
 	struct pd_qev *qe;
 	int ret;
 
+	if (r->map && r->data_off + r->pos > r->map_dropped + 2 * PD_DROP_STEP)
+		drop_behind(r);
 	if (!r->ordered)
 		return read_next(r, ev);
 	pd_oq_done(&r->oq, r->delivered);
