@@ -643,7 +643,15 @@ static void resolve_kernel(struct machine *m, const struct machine_loc *l, uint6
 		f->map_end = l->end;
 		f->map_pgoff = l->pgoff;
 	}
-	if (st && (sym = symtab_lookup(st, ip - adj - (uint64_t)m->kdelta))) {
+	sym = st ? symtab_lookup(st, ip - adj - (uint64_t)m->kdelta) : NULL;
+	/*
+	 * A return address at a function's first byte looked up at ip - 1 lands in the
+	 * padding before it (__pfx_*, CONFIG_FUNCTION_PADDING), where no call can be: it
+	 * is an interrupted address after an interrupt frame, named as it is.
+	 */
+	if (sym && adj && !strncmp(sym->name, "__pfx_", 6))
+		sym = symtab_lookup(st, ip - (uint64_t)m->kdelta);
+	if (sym) {
 		f->sym = sym->name;
 		f->sym_off = ip - (uint64_t)m->kdelta - sym->start;
 		mod = symtab_sym_module(st, sym);
