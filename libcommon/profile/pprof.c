@@ -49,7 +49,11 @@ struct builder {
 	pb_function *funcs, **func_ptrs;
 
 	pb_sample *samples, **sample_ptrs;
-	pb_label *labels, **label_ptrs;
+	struct label_set *lsets;
+	size_t nr_lsets, cap_lsets;
+	struct hidx lset_idx;
+	struct label_block **label_blocks; /* per label set */
+	size_t cap_label_blocks;
 	uint64_t *loc_ids;
 	int64_t *values;
 };
@@ -385,34 +389,98 @@ static int build_locations(struct builder *b)
 /* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
 #define NR_LABELS 4
 
+/* One thread's labels, shared by all its samples: (pid, tid, comm, state). */
+struct label_set {
+	uint32_t pid, tid;
+	const char *comm, *state; /* interned by the callgraph */
+	size_t n;		  /* labels used */
+};
+
+/* Its messages, allocated once (samples point at them). */
+struct label_block {
+	pb_label lb[NR_LABELS];
+	pb_label *ptrs[NR_LABELS];
+};
+
+static bool lset_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct label_set *a = &((const struct builder *)ctx)->lsets[id], *b = key;
+
+	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm && a->state == b->state;
+}
+
+/* The label set of stack s, made when new; -1 when out of memory. */
+static int64_t label_set(struct builder *b, const struct cg_stack *s, const int64_t keys[4])
+{
+	struct label_set k = {s->pid, s->tid, s->comm, s->state, s->state ? 4 : 3};
+	uint64_t h = hash_mix(hash_mix(hash_mix(hash_mix(0, k.pid), k.tid), (uintptr_t)k.comm),
+			      (uintptr_t)k.state);
+	int64_t id = hidx_find(&b->lset_idx, h, lset_eq, b, &k);
+	pb_label *lb;
+	size_t i;
+
+	if (id >= 0)
+		return id;
+	if (pa_grow((void **)&b->lsets, &b->cap_lsets, b->nr_lsets + 1, sizeof(*b->lsets)) ||
+	    hidx_insert(&b->lset_idx, h, b->nr_lsets))
+		return -1;
+	if (pa_grow((void **)&b->label_blocks, &b->cap_label_blocks, b->nr_lsets + 1,
+		    sizeof(*b->label_blocks)))
+		return -1;
+	id = b->nr_lsets;
+	b->label_blocks[id] = calloc(1, sizeof(**b->label_blocks));
+	if (!b->label_blocks[id])
+		return -1;
+	b->lsets[b->nr_lsets++] = k;
+	lb = b->label_blocks[id]->lb;
+	for (i = 0; i < NR_LABELS; i++) {
+		perftools__profiles__label__init(&lb[i]);
+		b->label_blocks[id]->ptrs[i] = &lb[i];
+	}
+	lb[0].key = keys[0];
+	lb[0].num = s->pid;
+	lb[1].key = keys[1];
+	lb[1].num = s->tid;
+	lb[2].key = keys[2];
+	lb[2].str = str_id(&b->st, s->comm);
+	if (lb[2].str < 0)
+		return -1;
+	if (s->state) {
+		lb[3].key = keys[3];
+		lb[3].str = str_id(&b->st, s->state);
+		if (lb[3].str < 0)
+			return -1;
+	}
+	return id;
+}
+
 static int build_samples(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
 	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, nlocs = 0, i, k;
-	int64_t k_pid = str_id(&b->st, "pid"), k_tid = str_id(&b->st, "tid");
-	int64_t k_comm = str_id(&b->st, "comm"), k_state = str_id(&b->st, "thread_state");
+	int64_t keys[4] = {str_id(&b->st, "pid"), str_id(&b->st, "tid"), str_id(&b->st, "comm"),
+			   str_id(&b->st, "thread_state")};
 	uint64_t *loc;
 
-	if (k_pid < 0 || k_tid < 0 || k_comm < 0 || k_state < 0)
+	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0)
 		return -ENOMEM;
 	for (i = 0; i < ns; i++)
 		nlocs += cg_stack(cg, i)->nr;
 	b->samples = xcalloc(ns, sizeof(*b->samples));
 	b->sample_ptrs = xcalloc(ns, sizeof(*b->sample_ptrs));
-	b->labels = xcalloc(NR_LABELS * ns, sizeof(*b->labels));
-	b->label_ptrs = xcalloc(NR_LABELS * ns, sizeof(*b->label_ptrs));
 	b->loc_ids = xcalloc(nlocs, sizeof(*b->loc_ids));
 	b->values = xcalloc(ns * ncol, sizeof(*b->values));
-	if (!b->samples || !b->sample_ptrs || !b->labels || !b->label_ptrs || !b->loc_ids ||
-	    !b->values)
+	if (!b->samples || !b->sample_ptrs || !b->loc_ids || !b->values)
 		return -ENOMEM;
 	loc = b->loc_ids;
 	for (i = 0; i < ns; i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 		pb_sample *p = &b->samples[i];
-		pb_label *lb = &b->labels[NR_LABELS * i];
 		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
+		int64_t ls = label_set(b, s, keys);
 
+		if (ls < 0)
+			return -ENOMEM;
 		perftools__profiles__sample__init(p);
 		p->location_id = loc;
 		for (k = 0; k < s->nr; k++)
@@ -424,27 +492,8 @@ static int build_samples(struct builder *b)
 			p->value[col] = s->count;
 			p->value[col + 1] = s->period;
 		}
-		for (k = 0; k < NR_LABELS; k++) {
-			perftools__profiles__label__init(&lb[k]);
-			b->label_ptrs[NR_LABELS * i + k] = &lb[k];
-		}
-		lb[0].key = k_pid;
-		lb[0].num = s->pid;
-		lb[1].key = k_tid;
-		lb[1].num = s->tid;
-		lb[2].key = k_comm;
-		lb[2].str = str_id(&b->st, s->comm);
-		if (lb[2].str < 0)
-			return -ENOMEM;
-		p->n_label = 3;
-		if (s->state) {
-			lb[3].key = k_state;
-			lb[3].str = str_id(&b->st, s->state);
-			if (lb[3].str < 0)
-				return -ENOMEM;
-			p->n_label = 4;
-		}
-		p->label = &b->label_ptrs[NR_LABELS * i];
+		p->n_label = b->lsets[ls].n;
+		p->label = b->label_blocks[ls]->ptrs;
 		b->sample_ptrs[i] = p;
 	}
 	b->prof.n_sample = ns;
@@ -475,8 +524,11 @@ static void builder_free(struct builder *b)
 	free(b->func_ptrs);
 	free(b->samples);
 	free(b->sample_ptrs);
-	free(b->labels);
-	free(b->label_ptrs);
+	for (i = 0; i < b->nr_lsets; i++)
+		free(b->label_blocks[i]);
+	free(b->label_blocks);
+	free(b->lsets);
+	hidx_free(&b->lset_idx);
 	free(b->loc_ids);
 	free(b->values);
 }
@@ -532,9 +584,12 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 
 	*out = NULL;
 	*out_len = 0;
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	/*
+	 * windowBits 15 + 16: a gzip header and trailer instead of zlib's.  Level 1, as
+	 * Go's runtime/pprof writes profiles: a profile is written once per capture and
+	 * read by tools that do not care, and level 6 costs three times the time.
+	 */
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	cap = deflateBound(&zs, len) + 32;
 	buf = malloc(cap);
