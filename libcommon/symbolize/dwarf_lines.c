@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "symbolize/demangle.h"
+#include "base/hash.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/dwarf_scopes.h"
 
 #define MAX_INLINE 32 /* deeper chains are cut: the outermost frames are kept */
-#define NO_VA	   UINT64_MAX
 
 struct elf_file {
 	int fd;
@@ -27,8 +27,8 @@ struct elf_file {
 };
 
 /*
- * Address -> result, open addressing; a NULL result caches "no DWARF here".  Key and
- * value share a slot: a report's lookups are mostly hits, one cache miss each.
+ * Address -> result (the same address in several processes or mappings is looked up
+ * once); a NULL result caches "no DWARF here".
  */
 struct va_slot {
 	uint64_t va;
@@ -36,6 +36,7 @@ struct va_slot {
 };
 
 struct va_cache {
+	struct hidx idx;
 	struct va_slot *slots;
 	size_t cap, n;
 };
@@ -132,10 +133,10 @@ void dso_dwarf_free(struct dso_dwarf *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->cache.cap; i++)
-		if (d->cache.slots[i].va != NO_VA)
-			result_free(d->cache.slots[i].r);
+	for (i = 0; i < d->cache.n; i++)
+		result_free(d->cache.slots[i].r);
 	free(d->cache.slots);
+	hidx_free(&d->cache.idx);
 	dws_cache_free(&d->cus);
 	free(d->fde_starts);
 	/* The CFI from dwarf_getcfi_elf is ours to end; dwarf_getcfi's belongs to dw. */
@@ -150,53 +151,28 @@ void dso_dwarf_free(struct dso_dwarf *d)
 
 /* ---- cache ---- */
 
-static size_t cache_slot(const struct va_cache *c, uint64_t va)
+static bool va_eq(const void *ctx, uint32_t id, const void *key)
 {
-	size_t i = (size_t)((va * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
-
-	while (c->slots[i].va != NO_VA && c->slots[i].va != va)
-		i = (i + 1) & (c->cap - 1);
-	return i;
+	return ((const struct va_cache *)ctx)->slots[id].va == *(const uint64_t *)key;
 }
 
 static bool cache_get(const struct va_cache *c, uint64_t va, struct dwl_result **r)
 {
-	size_t i;
+	int64_t id = hidx_find(&c->idx, hash_mix(0, va), va_eq, c, &va);
 
-	if (!c->cap)
+	if (id < 0)
 		return false;
-	i = cache_slot(c, va);
-	if (c->slots[i].va != va)
-		return false;
-	*r = c->slots[i].r;
+	*r = c->slots[id].r;
 	return true;
 }
 
+/* Remember va's result (va not there yet).  0 or -ENOMEM. */
 static int cache_put(struct va_cache *c, uint64_t va, struct dwl_result *r)
 {
-	size_t i;
-
-	if ((c->n + 1) * 2 > c->cap) {
-		struct va_cache nc = {.cap = c->cap ? c->cap * 2 : 1024};
-
-		nc.slots = malloc(nc.cap * sizeof(*nc.slots));
-		if (!nc.slots)
-			return -ENOMEM;
-		for (i = 0; i < nc.cap; i++)
-			nc.slots[i].va = NO_VA;
-		for (i = 0; i < c->cap; i++) {
-			if (c->slots[i].va == NO_VA)
-				continue;
-			nc.slots[cache_slot(&nc, c->slots[i].va)] = c->slots[i];
-			nc.n++;
-		}
-		free(c->slots);
-		*c = nc;
-	}
-	i = cache_slot(c, va);
-	if (c->slots[i].va == NO_VA)
-		c->n++;
-	c->slots[i] = (struct va_slot){va, r};
+	if (pa_grow((void **)&c->slots, &c->cap, c->n + 1, sizeof(*c->slots)) ||
+	    hidx_insert(&c->idx, hash_mix(0, va), c->n))
+		return -ENOMEM;
+	c->slots[c->n++] = (struct va_slot){va, r};
 	return 0;
 }
 
