@@ -248,24 +248,10 @@ static uint64_t kernel_text_addr(void)
 	return found;
 }
 
-/*
- * PERF_RECORD_MMAP of "[kernel.kallsyms]_text" with pid -1, laid out by hand as
- * perf synthesizes it; the trailer follows our attr's sample_id_all layout
- * (TID, TIME, CPU, IDENTIFIER).
- */
+/* PERF_RECORD_MMAP of "[kernel.kallsyms]_text" with pid -1, as perf synthesizes it. */
 static int synthesize_kernel(struct rec_session *s)
 {
-	static const char name[] = "[kernel.kallsyms]_text";
-	struct {
-		struct perf_event_header header;
-		uint32_t pid, tid;
-		uint64_t start, len, pgoff;
-		char filename[PERF_ALIGN(sizeof(name), 8)];
-		uint32_t sid_pid, sid_tid;
-		uint64_t sid_time;
-		uint32_t sid_cpu, sid_res;
-		uint64_t sid_id;
-	} rec = {};
+	struct pd_sample_id sid;
 	uint8_t bid[BID_MAX];
 	uint64_t text = kernel_text_addr();
 	int n, err;
@@ -277,16 +263,9 @@ static int synthesize_kernel(struct rec_session *s)
 			"frames will stay unnamed");
 		return 0;
 	}
-	rec.header.type = PERF_RECORD_MMAP;
-	rec.header.misc = PERF_RECORD_MISC_KERNEL;
-	rec.header.size = sizeof(rec);
-	rec.pid = (uint32_t)-1;
-	rec.start = text;
-	rec.len = ~0ULL - text;
-	rec.pgoff = text;
-	memcpy(rec.filename, name, sizeof(name));
-	rec.sid_id = s->cpus[0].id; /* the first attr's */
-	err = pd_write_raw(s->w, &rec);
+	rec_sid(s, &sid, 0, 0, 0, -1); /* the first attr's id */
+	err = pd_write_mmap(s->w, PERF_RECORD_MISC_KERNEL, (uint32_t)-1, 0, text, ~0ULL - text,
+			    text, "[kernel.kallsyms]_text", &sid);
 	if (err)
 		return err;
 	n = bid_read_kernel(bid);
