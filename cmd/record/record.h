@@ -217,24 +217,32 @@ void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);
 
-/* output.c */
+/* output.c: the perf.data stream, its events, trailers and round markers. */
 int rec_output_open(struct rec_session *s);
 int rec_output_attr(struct rec_session *s);
-int rec_synthesize(struct rec_session *s);
-int rec_synthesize_pid(struct rec_session *s, pid_t pid);
-int rec_handle_sample(void *ctx, void *data, size_t size);
-int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
-		     const __u64 *uips, uint64_t nu);
-int rec_emit_bpf_lost(struct rec_session *s);
 int rec_emit_round(struct rec_session *s);
-/* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
-int rec_sched_range(struct rec_session *s);
-int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
-		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
-void rec_bid_cache_free(struct rec_bid_cache *c);
 /* The sample_id trailer for records about pid/tid at time on cpu (-1: unknown). */
 void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
 	     uint64_t time, int cpu);
+
+/* synth.c: COMM, MMAP2 and the kernel map for what existed before sampling. */
+int rec_synthesize(struct rec_session *s);
+int rec_synthesize_pid(struct rec_session *s, pid_t pid);
+
+/* samples.c: ring buffer samples as PERF_RECORD_SAMPLEs. */
+int rec_handle_sample(void *ctx, void *data, size_t size);
+int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
+		     const __u64 *uips, uint64_t nu);
+/* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
+int rec_sched_range(struct rec_session *s);
+
+/* lost.c: BPF's drop counters as LOST_SAMPLES, the others summed. */
+int rec_emit_bpf_lost(struct rec_session *s);
+
+/* files.c: build-ids of mapped files, by device and inode. */
+int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
+		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
+void rec_bid_cache_free(struct rec_bid_cache *c);
 
 /* offcpu.c: off-CPU samples joined with the user stacks taken after them. */
 int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size_t size);
