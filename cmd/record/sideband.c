@@ -101,19 +101,33 @@ static int sb_mmap2(struct rec_session *s, const struct perf_event_header *h,
 	struct pd_mmap m;
 	uint8_t bid[BID_MAX];
 	const uint8_t *b = NULL;
+	bool table;
 	int n = 0, err;
 
 	if (pd_parse_mmap(h, h->size, &m) || !wanted(s, m.pid))
 		return 0;
-	rec_unwind_note_mmap(s, m.pid, m.prot);
+	table = rec_unwind_note_mmap(s, m.pid, m.prot);
 	if (m.build_id) {
 		n = m.build_id_size;
 		memcpy(bid, m.build_id, n);
 	} else if (m.filename[0] == '/') {
 		/* No build-id in the record (we do not ask the kernel for them): read the
-		 * file.  Without the device and inode (0) the path alone identifies it. */
-		n = rec_mmap2_build_id(s, m.pid, m.start, m.start + m.len, m.filename, m.maj, m.min,
-				       m.ino, bid);
+		 * file, and its unwind table while it is open when this round loads the
+		 * process's tables anyway.  Without the device and inode (0) the file is
+		 * known by its build-id. */
+		struct rec_file_ref r = {
+			.pid = m.pid,
+			.start = m.start,
+			.end = m.start + m.len,
+			.path = m.filename,
+			.maj = m.maj,
+			.min = m.min,
+			.ino = m.ino,
+		};
+		const struct rec_file *f = rec_file_get(s, &r, table);
+
+		if (f && f->bid_size > 0)
+			memcpy(bid, f->bid, (n = f->bid_size));
 	}
 	if (n > 0)
 		b = bid;

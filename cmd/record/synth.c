@@ -45,9 +45,15 @@ int rec_synthesize_pid(struct rec_session *s, pid_t pid)
 		struct proc_map *m = &maps[i];
 
 		nb = 0;
-		if (m->path[0] == '/')
-			nb = rec_mmap2_build_id(s, pid, m->start, m->end, m->path, m->maj, m->min,
-						m->ino, bid);
+		if (m->path[0] == '/') {
+			struct rec_file_ref r;
+			const struct rec_file *f;
+
+			rec_file_ref_map(&r, pid, m);
+			f = rec_file_get(s, &r, false);
+			if (f && f->bid_size > 0)
+				memcpy(bid, f->bid, (nb = f->bid_size));
+		}
 		err = pd_write_mmap2(s->w, PERF_RECORD_MISC_USER, pid, pid, m->start,
 				     m->end - m->start, m->pgoff, m->prot, m->flags,
 				     nb > 0 ? bid : NULL, nb > 0 ? nb : 0, m->path, &sid);
