@@ -96,6 +96,20 @@ struct profile_sample {
 /* Bytes of a sample before ips[]. */
 #define PROFILE_SAMPLE_HDR_SIZE ((unsigned long)&((struct profile_sample *)0)->ips)
 
+/* clang -target bpf writes it and gcc reads it: both must see one layout. */
+_Static_assert(sizeof(struct profile_sample) == 40 + 8 * 2 * PROFILE_MAX_FRAMES,
+	       "profile_sample size");
+_Static_assert(__builtin_offsetof(struct profile_sample, time) == 8, "profile_sample.time");
+_Static_assert(__builtin_offsetof(struct profile_sample, period) == 16, "profile_sample.period");
+_Static_assert(__builtin_offsetof(struct profile_sample, cpu) == 24, "profile_sample.cpu");
+_Static_assert(__builtin_offsetof(struct profile_sample, flags) == 28, "profile_sample.flags");
+_Static_assert(__builtin_offsetof(struct profile_sample, nr_kernel) == 32,
+	       "profile_sample.nr_kernel");
+_Static_assert(__builtin_offsetof(struct profile_sample, nr_user) == 34, "profile_sample.nr_user");
+_Static_assert(__builtin_offsetof(struct profile_sample, kind) == 36, "profile_sample.kind");
+_Static_assert(__builtin_offsetof(struct profile_sample, state) == 37, "profile_sample.state");
+_Static_assert(__builtin_offsetof(struct profile_sample, ips) == 40, "profile_sample.ips");
+
 /* Value of the `targets` map: only presence matters, the byte is for debugging. */
 #define PROFILE_TARGET_ROOT  1 /* given by the user (-p, or the started command) */
 #define PROFILE_TARGET_CHILD 2 /* found following fork() */

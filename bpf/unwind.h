@@ -49,6 +49,14 @@ struct unwind_proc {
 	struct unwind_map m[UNWIND_MAX_MAPS];
 };
 
+/* Map values written by pa-record (gcc) and read by the walker (clang -target bpf). */
+_Static_assert(sizeof(struct unwind_map) == 32, "unwind_map size");
+_Static_assert(__builtin_offsetof(struct unwind_map, end) == 8, "unwind_map.end");
+_Static_assert(__builtin_offsetof(struct unwind_map, adj) == 16, "unwind_map.adj");
+_Static_assert(__builtin_offsetof(struct unwind_map, table) == 24, "unwind_map.table");
+_Static_assert(sizeof(struct unwind_proc) == 8 + 32 * UNWIND_MAX_MAPS, "unwind_proc size");
+_Static_assert(__builtin_offsetof(struct unwind_proc, m) == 8, "unwind_proc.m");
+
 /* Slots of the per-CPU unwind_stats counters: how each walk ended, then frame counts. */
 #define UNWIND_END_COMPLETE	 0 /* outermost row (undefined RA), or FP chain end (rbp 0) */
 #define UNWIND_END_TABLE_MISSING 1 /* a pc without a table, and the FP fallback failed */

@@ -50,6 +50,12 @@ struct unwind_row {
 	__s16 cfa_off; /* bytes */
 };
 
+/* 8 bytes in the mmap'ed row array, in the on-disk CFI cache and in the walker. */
+_Static_assert(sizeof(struct unwind_row) == 8, "unwind_row size");
+_Static_assert(__builtin_offsetof(struct unwind_row, type) == 4, "unwind_row.type");
+_Static_assert(__builtin_offsetof(struct unwind_row, rbp_off) == 5, "unwind_row.rbp_off");
+_Static_assert(__builtin_offsetof(struct unwind_row, cfa_off) == 6, "unwind_row.cfa_off");
+
 #define UNWIND_ROW_CFA(r) ((r)->type & UNWIND_CFA_MASK)
 #define UNWIND_ROW_RBP(r) ((r)->type >> UNWIND_RBP_SHIFT)
 
@@ -80,5 +86,10 @@ struct unwind_table_info {
 	__u32 n;     /* rows */
 	__u32 flags;
 };
+
+_Static_assert(sizeof(struct unwind_table_info) == 16, "unwind_table_info size");
+_Static_assert(__builtin_offsetof(struct unwind_table_info, first) == 4, "unwind_table_info.first");
+_Static_assert(__builtin_offsetof(struct unwind_table_info, n) == 8, "unwind_table_info.n");
+_Static_assert(sizeof(struct unwind_shard) == 8 * UNWIND_SHARD_ROWS, "unwind_shard size");
 
 #endif /* PA_UNWIND_ROWS_H */

@@ -493,6 +493,7 @@ static void summary(struct rec_session *s)
 			(s->stop_ns - s->start_ns) / 1e9, where, (unsigned long long)s->off_samples,
 			s->off_ns / 1e9, (unsigned long long)(s->off_lost + s->off_untracked));
 	rec_unwind_summary(s);
+	rec_files_summary(s);
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
 			(unsigned long long)s->off_untracked);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/hash.h"
 #include "symbolize/buildid.h"
 #include "perfdata/perfdata.h"
 #include "profile.h"
@@ -24,6 +25,7 @@ struct bpf_link;
 struct bpf_program;
 struct pd_writer;
 struct rec_unwind;
+struct proc_map;
 
 /*
  * How off-CPU time is taken, cheapest first; each falls back to the next where the
@@ -95,15 +97,50 @@ struct rec_pidset {
 	size_t cap, n;
 };
 
-/* Build-ids already read, by device and inode (and by path for the kernel). */
-struct rec_bid_entry {
-	uint64_t dev, ino;
-	int size; /* <= 0: file has none / unreadable */
-	uint8_t bid[BID_MAX];
+/* A file segment loaded by PT_LOAD: where file offset off lands (vaddr). */
+struct rec_seg {
+	uint64_t off, vaddr, filesz;
+	bool exec;
 };
-struct rec_bid_cache {
-	struct rec_bid_entry *v;
+
+#define REC_FILE_MAX_SEGS 8
+
+enum rec_table_state {
+	REC_TABLE_UNKNOWN,   /* not asked for yet */
+	REC_TABLE_NEED_FILE, /* not in the CFI cache: compiling it takes the file */
+	REC_TABLE_KNOWN,     /* table and base are final */
+};
+
+/* What pa-record learns about one mapped file (files.c). */
+struct rec_file {
+	uint64_t dev, ino;
+	int bid_size; /* <= 0: the file has none, or could not be read */
+	uint8_t bid[BID_MAX];
+	bool opened; /* reached through its process: segs are read, a table can be made */
+	struct rec_seg segs[REC_FILE_MAX_SEGS];
+	int nsegs;
+	int table_state; /* enum rec_table_state */
+	uint32_t table;	 /* index into unwind_tables, or UNWIND_NO_TABLE */
+	uint64_t base;	 /* table pc = link-time vaddr - base */
+};
+
+/* Every file seen, indexed by device and inode. */
+struct rec_files {
+	struct rec_file *v;
 	size_t n, cap;
+	struct hidx idx;
+	uint64_t opens;	  /* files opened (each open counts) */
+	uint64_t reopens; /* of which a file opened again for its unwind table */
+};
+
+/* How a mapped file is reached and recognized. */
+struct rec_file_ref {
+	pid_t pid;
+	uint64_t start, end; /* the mapping: /proc/PID/map_files/START-END */
+	const char *path;    /* as the process sees it: /proc/PID/root/PATH */
+	uint32_t maj, min;
+	uint64_t ino; /* 0: unknown, the file is not looked up by device and inode */
+	bool deleted; /* its inode may name another file by now: not looked up either */
 };
 
 /* An off-CPU sample waiting for its deferred user stack (offcpu.c). */
@@ -152,7 +189,7 @@ struct rec_session {
 
 	struct rec_unwind *uw; /* CFI walker's tables, NULL with --unwind fp */
 	struct rec_pidset targets;
-	struct rec_bid_cache bids;
+	struct rec_files files;
 	struct rec_sb_batch sb_batch;
 	pid_t self;
 
@@ -211,30 +248,52 @@ const char *rec_unwind_mode_name(uint32_t mode);
 void rec_unwind_configure(struct rec_session *s);
 int rec_unwind_init(struct rec_session *s);
 int rec_unwind_add_pid(struct rec_session *s, pid_t pid);
-void rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
+/* Returns whether pid's unwind tables are to be loaded (this round). */
+bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
+/*
+ * f's unwind table into f->table/base (UNWIND_NO_TABLE when it has none), from the CFI
+ * cache or compiled from fd.  fd -1: the file is not open; -EAGAIN when the table
+ * needs it (call again with it).  0 otherwise.
+ */
+int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
 void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);
 
-/* output.c */
+/* output.c: the perf.data stream, its events, trailers and round markers. */
 int rec_output_open(struct rec_session *s);
 int rec_output_attr(struct rec_session *s);
-int rec_synthesize(struct rec_session *s);
-int rec_synthesize_pid(struct rec_session *s, pid_t pid);
-int rec_handle_sample(void *ctx, void *data, size_t size);
-int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
-		     const __u64 *uips, uint64_t nu);
-int rec_emit_bpf_lost(struct rec_session *s);
 int rec_emit_round(struct rec_session *s);
-/* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
-int rec_sched_range(struct rec_session *s);
-int rec_mmap2_build_id(struct rec_session *s, pid_t pid, uint64_t start, uint64_t end,
-		       const char *path, uint32_t maj, uint32_t min, uint64_t ino, uint8_t *bid);
-void rec_bid_cache_free(struct rec_bid_cache *c);
 /* The sample_id trailer for records about pid/tid at time on cpu (-1: unknown). */
 void rec_sid(const struct rec_session *s, struct pd_sample_id *sid, uint32_t pid, uint32_t tid,
 	     uint64_t time, int cpu);
+
+/* synth.c: COMM, MMAP2 and the kernel map for what existed before sampling. */
+int rec_synthesize(struct rec_session *s);
+int rec_synthesize_pid(struct rec_session *s, pid_t pid);
+
+/* samples.c: ring buffer samples as PERF_RECORD_SAMPLEs. */
+int rec_handle_sample(void *ctx, void *data, size_t size);
+int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
+		     const __u64 *uips, uint64_t nu);
+/* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
+int rec_sched_range(struct rec_session *s);
+
+/* lost.c: BPF's drop counters as LOST_SAMPLES, the others summed. */
+int rec_emit_bpf_lost(struct rec_session *s);
+
+/*
+ * files.c: the mapped file r names, opened once to learn its build-id and segments,
+ * and with table (when unwinding by CFI) its unwind table.  NULL only without memory;
+ * valid until the next call.
+ */
+const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file_ref *r,
+				    bool table);
+void rec_file_ref_map(struct rec_file_ref *r, pid_t pid, const struct proc_map *m);
+/* -v: how many files, how many opens. */
+void rec_files_summary(const struct rec_session *s);
+void rec_files_free(struct rec_files *fs);
 
 /* offcpu.c: off-CPU samples joined with the user stacks taken after them. */
 int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size_t size);

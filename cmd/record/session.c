@@ -590,7 +590,7 @@ void rec_session_teardown(struct rec_session *s)
 	profile_bpf__destroy(s->skel);
 	s->skel = NULL;
 	pidset_free(&s->targets);
-	rec_bid_cache_free(&s->bids);
+	rec_files_free(&s->files);
 	rec_sideband_batch_free(&s->sb_batch);
 	rec_offcpu_free(s);
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/event.h"
 #include "perfdata/pd_write.h"
 #include "record.h"
 #include "base/util.h"
@@ -21,48 +22,8 @@
 #define SB_DATA_PAGES 128   /* 512 KiB per CPU: ~100 ms of a busy system's mmaps */
 #define SB_MAX_RECORD 65536 /* header.size is a u16 */
 
-/* What sample_type TID|TIME|CPU appends to every side-band record. */
-struct sb_id {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu, res;
-};
-
-struct sb_mmap2 {
-	struct perf_event_header header;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	union {
-		struct {
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-		};
-		struct {
-			uint8_t build_id_size, res1;
-			uint16_t res2;
-			uint8_t build_id[20];
-		};
-	};
-	uint32_t prot, flags;
-	char filename[];
-};
-
-struct sb_comm {
-	struct perf_event_header header;
-	uint32_t pid, tid;
-	char comm[];
-};
-
-struct sb_task {
-	struct perf_event_header header;
-	uint32_t pid, ppid, tid, ptid;
-	uint64_t time;
-};
-
-struct sb_lost {
-	struct perf_event_header header;
-	uint64_t id, lost;
-};
+/* What the side-band event appends to each record (sample_id_all). */
+#define SB_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
 int rec_sideband_open(struct rec_session *s, struct rec_cpu *c)
 {
@@ -72,7 +33,7 @@ int rec_sideband_open(struct rec_session *s, struct rec_cpu *c)
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_DUMMY,
 		.sample_period = 1,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		.sample_type = SB_SAMPLE_TYPE,
 		.sample_id_all = 1,
 		.mmap = 1,
 		.mmap2 = 1,
@@ -134,101 +95,102 @@ static bool wanted(const struct rec_session *s, uint32_t pid)
 	return s->opts.system_wide || pidset_has(&s->targets, pid);
 }
 
-/* A NUL-terminated string inside [p, end), or NULL. */
-static const char *str_in(const char *p, const char *end)
-{
-	return memchr(p, '\0', end - p) ? p : NULL;
-}
-
-static int sb_mmap2(struct rec_session *s, const struct sb_mmap2 *m, const char *end,
+static int sb_mmap2(struct rec_session *s, const struct perf_event_header *h,
 		    const struct pd_sample_id *sid)
 {
+	struct pd_mmap m;
 	uint8_t bid[BID_MAX];
 	const uint8_t *b = NULL;
-	const char *name;
+	bool table;
 	int n = 0, err;
 
-	if ((const char *)m->filename > end || !(name = str_in(m->filename, end)))
+	if (pd_parse_mmap(h, h->size, &m) || !wanted(s, m.pid))
 		return 0;
-	if (!wanted(s, m->pid))
-		return 0;
-	rec_unwind_note_mmap(s, m->pid, m->prot);
-	/* Some kernels (seen on 6.18) set the build-id flag with a size byte over 20 and
-	 * dev/inode bytes behind it: treat that as no build-id. */
-	if ((m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= BID_MAX) {
-		n = m->build_id_size;
-		memcpy(bid, m->build_id, n);
-	} else if (name[0] == '/') {
-		/* The kernel could not read it (page not resident): read the file. With the
-		 * flag set, maj/min/ino are not in the record: the path alone identifies it. */
-		bool have_ids = !(m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+	table = rec_unwind_note_mmap(s, m.pid, m.prot);
+	if (m.build_id) {
+		n = m.build_id_size;
+		memcpy(bid, m.build_id, n);
+	} else if (m.filename[0] == '/') {
+		/* No build-id in the record (we do not ask the kernel for them): read the
+		 * file, and its unwind table while it is open when this round loads the
+		 * process's tables anyway.  Without the device and inode (0) the file is
+		 * known by its build-id. */
+		struct rec_file_ref r = {
+			.pid = m.pid,
+			.start = m.start,
+			.end = m.start + m.len,
+			.path = m.filename,
+			.maj = m.maj,
+			.min = m.min,
+			.ino = m.ino,
+		};
+		const struct rec_file *f = rec_file_get(s, &r, table);
 
-		n = rec_mmap2_build_id(s, m->pid, m->addr, m->addr + m->len, name,
-				       have_ids ? m->maj : 0, have_ids ? m->min : 0,
-				       have_ids ? m->ino : 0, bid);
+		if (f && f->bid_size > 0)
+			memcpy(bid, f->bid, (n = f->bid_size));
 	}
 	if (n > 0)
 		b = bid;
-	err = pd_write_mmap2(s->w, m->header.misc & PERF_RECORD_MISC_CPUMODE_MASK, m->pid, m->tid,
-			     m->addr, m->len, m->pgoff, m->prot, m->flags, b, b ? n : 0, name, sid);
+	err = pd_write_mmap2(s->w, m.misc & PERF_RECORD_MISC_CPUMODE_MASK, m.pid, m.tid, m.start,
+			     m.len, m.pgoff, m.prot, m.flags, b, b ? n : 0, m.filename, sid);
 	if (!err && b)
-		err = pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, b, n, name);
+		err = pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, b, n, m.filename);
 	return err;
+}
+
+static int sb_comm(struct rec_session *s, const struct perf_event_header *h,
+		   const struct pd_sample_id *sid)
+{
+	struct pd_comm c;
+
+	if (pd_parse_comm(h, h->size, &c) || !wanted(s, c.pid))
+		return 0;
+	return pd_write_comm(s->w, c.pid, c.tid, c.comm, c.misc & PERF_RECORD_MISC_COMM_EXEC, sid);
+}
+
+static int sb_task(struct rec_session *s, const struct perf_event_header *h,
+		   const struct pd_sample_id *sid)
+{
+	struct pd_task t;
+
+	if (pd_parse_task(h, h->size, &t))
+		return 0;
+	/* Mirror the BPF fork hook: children of followed processes are followed. */
+	if (t.type == PERF_RECORD_FORK && !s->opts.system_wide && t.pid != t.ppid &&
+	    pidset_has(&s->targets, t.ppid))
+		pidset_add(&s->targets, t.pid);
+	if (!wanted(s, t.pid))
+		return 0;
+	if (t.type == PERF_RECORD_EXIT && t.pid == t.tid)
+		rec_unwind_note_exit(s, t.pid);
+	return pd_write_task(s->w, t.type, t.pid, t.ppid, t.tid, t.ptid, t.time, sid);
 }
 
 static int sb_record(struct rec_session *s, struct rec_cpu *c, const struct perf_event_header *h)
 {
-	const char *end = (const char *)h + h->size - sizeof(struct sb_id);
-	struct sb_id id;
-	struct pd_sample_id sid;
+	struct pd_sample_id id, sid;
 
-	if (h->size < sizeof(*h) + sizeof(id))
+	if (pd_parse_sid(SB_SAMPLE_TYPE, h, &id))
 		return 0;
-	memcpy(&id, end, sizeof(id));
 	rec_sid(s, &sid, id.pid, id.tid, id.time, id.cpu);
 	s->records_in_round++;
 
 	switch (h->type) {
 	case PERF_RECORD_MMAP2:
-		if ((size_t)(end - (const char *)h) < sizeof(struct sb_mmap2))
-			return 0;
-		return sb_mmap2(s, (const struct sb_mmap2 *)h, end, &sid);
-	case PERF_RECORD_COMM: {
-		const struct sb_comm *cm = (const void *)h;
-		const char *name;
-
-		if ((const char *)cm->comm >= end || !(name = str_in(cm->comm, end)))
-			return 0;
-		if (!wanted(s, cm->pid))
-			return 0;
-		return pd_write_comm(s->w, cm->pid, cm->tid, name,
-				     h->misc & PERF_RECORD_MISC_COMM_EXEC, &sid);
-	}
+		return sb_mmap2(s, h, &sid);
+	case PERF_RECORD_COMM:
+		return sb_comm(s, h, &sid);
 	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT: {
-		const struct sb_task *t = (const void *)h;
-
-		if ((size_t)(end - (const char *)h) < sizeof(*t))
-			return 0;
-		/* Mirror the BPF fork hook: children of followed processes are followed. */
-		if (h->type == PERF_RECORD_FORK && !s->opts.system_wide && t->pid != t->ppid &&
-		    pidset_has(&s->targets, t->ppid))
-			pidset_add(&s->targets, t->pid);
-		if (!wanted(s, t->pid))
-			return 0;
-		if (h->type == PERF_RECORD_EXIT && t->pid == t->tid)
-			rec_unwind_note_exit(s, t->pid);
-		return pd_write_task(s->w, h->type, t->pid, t->ppid, t->tid, t->ptid, t->time,
-				     &sid);
-	}
+	case PERF_RECORD_EXIT:
+		return sb_task(s, h, &sid);
 	case PERF_RECORD_LOST: {
-		const struct sb_lost *l = (const void *)h;
+		struct pd_lost l;
 
-		if ((size_t)(end - (const char *)h) < sizeof(*l))
+		if (pd_parse_lost(h, h->size, &l))
 			return 0;
-		s->sb_lost += l->lost;
+		s->sb_lost += l.lost;
 		rec_sid(s, &sid, 0, 0, id.time, c->cpu);
-		return pd_write_lost(s->w, c->id, l->lost, &sid);
+		return pd_write_lost(s->w, c->id, l.lost, &sid);
 	}
 	default:
 		s->records_in_round--;
@@ -239,7 +201,7 @@ static int sb_record(struct rec_session *s, struct rec_cpu *c, const struct perf
 /* Copy one record into the batch, indexed by its time. */
 static int batch_add(struct rec_sb_batch *b, const struct perf_event_header *h, int cpu_idx)
 {
-	struct sb_id id;
+	struct pd_sample_id id;
 
 	if (b->len + h->size > b->cap) {
 		size_t cap = b->cap ? b->cap : 65536;
@@ -262,9 +224,7 @@ static int batch_add(struct rec_sb_batch *b, const struct perf_event_header *h, 
 		b->idx = ni;
 		b->cap_idx = cap;
 	}
-	id.time = 0;
-	if (h->size >= sizeof(*h) + sizeof(id))
-		memcpy(&id, (const char *)h + h->size - sizeof(id), sizeof(id));
+	pd_parse_sid(SB_SAMPLE_TYPE, h, &id); /* time 0 when it has none */
 	b->idx[b->n] = (struct rec_sb_ref){
 		.time = id.time, .seq = b->n, .off = b->len, .cpu_idx = cpu_idx};
 	b->n++;

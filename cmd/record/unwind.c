@@ -4,24 +4,21 @@
  * the targets' executable mappings into the BPF maps of bpf/unwind.h, keep them
  * current as processes dlopen, exec and start, and report how the walks ended.
  *
- * Tables come from cfi_cache_get (compiled once per binary, cached on disk by
- * build-id), are loaded once per file (device/inode, then build-id) into the one
- * mmap'ed row array, and shared by every process mapping the file.  A process is
- * (re)loaded when the BPF side reports it unknown or stale (unwind_notify) or when the
- * side-band shows it mapping code; in -a mode only on the first report, and at most
- * UW_MAX_NEW_PER_ROUND new processes per round.
+ * Tables come from the CFI cache (compiled once per binary, cached on disk by
+ * build-id), are loaded once per file into the one mmap'ed row array, and shared by
+ * every process mapping the file; files.c keeps what is known of each file (its
+ * build-id, segments and table) and opens it.  A process is (re)loaded when the BPF
+ * side reports it unknown or stale (unwind_notify) or when the side-band shows it
+ * mapping code; in -a mode only on the first report, and at most UW_MAX_NEW_PER_ROUND
+ * new processes per round.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "unwind/cfi_cache.h"
@@ -33,23 +30,6 @@
 
 #define UW_MAX_NEW_PER_ROUND 16		   /* -a: processes loaded per 100 ms round */
 #define UW_STALE_RELOAD_NS   1000000000ULL /* a still-stale process: reload once a second */
-#define UW_MAX_SEGS	     8
-
-struct uw_seg {
-	uint64_t off, vaddr, filesz;
-	bool exec;
-};
-
-/* One binary seen: its table (or UNWIND_NO_TABLE) and where its segments load. */
-struct uw_file {
-	uint64_t dev, ino;
-	uint8_t bid[BID_MAX];
-	int bid_size;
-	uint32_t table;
-	uint64_t base;
-	struct uw_seg segs[UW_MAX_SEGS];
-	int nsegs;
-};
 
 struct uw_proc {
 	pid_t pid;
@@ -66,8 +46,6 @@ struct rec_unwind {
 	size_t rows_cap, rows_used, rows_len;
 	uint32_t nr_tables;
 	bool rows_full_warned;
-	struct uw_file *files;
-	size_t nr_files, cap_files;
 	struct uw_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct unwind_proc *val; /* scratch for one map value (16 KiB) */
@@ -203,31 +181,6 @@ static int on_notify(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Load segments of the ELF file open at fd: where each file offset lands in vaddr. */
-static int read_segs(int fd, struct uw_file *f)
-{
-	Elf *e;
-	size_t i, n;
-	GElf_Phdr ph;
-
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		return -ENOEXEC;
-	if (elf_getphdrnum(e, &n)) {
-		elf_end(e);
-		return -ENOEXEC;
-	}
-	for (i = 0; i < n && f->nsegs < UW_MAX_SEGS; i++) {
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->nsegs++] =
-			(struct uw_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags & PF_X};
-	}
-	elf_end(e);
-	return 0;
-}
-
 /* Put t's rows into the row array and register it: its table id, or UNWIND_NO_TABLE. */
 static uint32_t table_load(struct rec_session *s, const struct cfi_table *t, const char *path)
 {
@@ -260,74 +213,48 @@ static uint32_t table_load(struct rec_session *s, const struct cfi_table *t, con
 	return id;
 }
 
-/* The file of one mapping: known already (same inode or build-id), or loaded now. */
-static struct uw_file *file_get(struct rec_session *s, pid_t pid, const struct proc_map *m)
+int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path)
 {
 	struct rec_unwind *u = s->uw;
-	uint64_t dev = makedev(m->maj, m->min);
-	struct uw_file f = {.dev = dev, .ino = m->ino, .table = UNWIND_NO_TABLE};
-	struct cfi_table *t;
-	char path[4200];
+	struct cfi_table *t = NULL;
 	bool hit = false;
-	size_t i;
-	int fd;
 
-	for (i = 0; i < u->nr_files; i++)
-		if (u->files[i].ino == m->ino && u->files[i].dev == dev && !m->deleted)
-			return &u->files[i];
-	/* map_files reaches deleted files and other mount namespaces; root/ is the
-	 * fallback where it is not readable. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!u || f->table_state == REC_TABLE_KNOWN)
+		return 0;
+	if (!f->nsegs) {
+		f->table_state = REC_TABLE_KNOWN;
+		return 0;
 	}
-	if (fd < 0)
-		return NULL;
-	f.bid_size = bid_read_fd(fd, f.bid);
-	if (read_segs(fd, &f))
-		f.nsegs = 0;
-	close(fd);
-	for (i = 0; f.bid_size > 0 && i < u->nr_files; i++)
-		if (u->files[i].bid_size == f.bid_size &&
-		    !memcmp(u->files[i].bid, f.bid, f.bid_size)) {
-			f.table = u->files[i].table;
-			f.base = u->files[i].base;
-			goto add;
+	if (u->cache_dir && f->bid_size > 0 && f->table_state != REC_TABLE_NEED_FILE)
+		hit = (t = cfi_cache_load(u->cache_dir, f->bid, f->bid_size)) != NULL;
+	if (!t) {
+		if (fd < 0) {
+			f->table_state = REC_TABLE_NEED_FILE;
+			return -EAGAIN;
 		}
-	if (f.nsegs) {
-		t = cfi_cache_get(u->cache_dir, path, NULL, &hit);
-		if (t) {
-			f.base = t->base;
-			f.table = table_load(s, t, m->path);
-			u->loads++;
-			if (hit)
-				u->cache_hits++;
-			else
-				u->compiled++;
-			cfi_table_free(t);
-		} else if (s->opts.verbose) {
-			pa_warn("no unwind table for %s: %s", m->path, strerror(errno));
-		}
+		t = cfi_compile_elf(NULL, fd, NULL);
+		/* Best effort: a read-only cache only costs time. */
+		if (t && u->cache_dir && t->bid_size)
+			cfi_cache_store(u->cache_dir, t);
 	}
-add:
-	if (u->nr_files == u->cap_files) {
-		size_t cap = u->cap_files ? 2 * u->cap_files : 64;
-		struct uw_file *v = realloc(u->files, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		u->files = v;
-		u->cap_files = cap;
+	if (t) {
+		f->base = t->base;
+		f->table = table_load(s, t, path);
+		u->loads++;
+		if (hit)
+			u->cache_hits++;
+		else
+			u->compiled++;
+		cfi_table_free(t);
+	} else if (s->opts.verbose) {
+		pa_warn("no unwind table for %s: %s", path, strerror(errno));
 	}
-	u->files[u->nr_files] = f;
-	return &u->files[u->nr_files++];
+	f->table_state = REC_TABLE_KNOWN;
+	return 0;
 }
 
 /* Fill e for mapping m of a file: table pc = pc - adj. */
-static void map_entry(const struct uw_file *f, const struct proc_map *m, struct unwind_map *e)
+static void map_entry(const struct rec_file *f, const struct proc_map *m, struct unwind_map *e)
 {
 	int i;
 
@@ -337,7 +264,7 @@ static void map_entry(const struct uw_file *f, const struct proc_map *m, struct 
 	if (!f || f->table == UNWIND_NO_TABLE)
 		return;
 	for (i = 0; i < f->nsegs; i++) {
-		const struct uw_seg *g = &f->segs[i];
+		const struct rec_seg *g = &f->segs[i];
 
 		/* The kernel maps a segment from its offset rounded down to a page, so
 		 * the page before an executable segment often holds the end of the
@@ -367,7 +294,8 @@ static int proc_load(struct rec_session *s, pid_t pid)
 	memset(v, 0, sizeof(*v));
 	for (i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
-		struct uw_file *f = NULL;
+		const struct rec_file *f = NULL;
+		struct rec_file_ref r;
 
 		/* [vsyscall] sits above 2^63, where the walker's branch-free search
 		 * cannot compare; it holds no code a stack walk needs. */
@@ -377,8 +305,10 @@ static int proc_load(struct rec_session *s, pid_t pid)
 			u->maps_cut++;
 			break;
 		}
-		if (m->path[0] == '/')
-			f = file_get(s, pid, m);
+		if (m->path[0] == '/') {
+			rec_file_ref_map(&r, pid, m);
+			f = rec_file_get(s, &r, true);
+		}
 		map_entry(f, m, &v->m[v->n]);
 		if (s->opts.verbose > 1)
 			pa_info("unwind: pid %d %llx-%llx %s table %d adj %llx", pid,
@@ -413,18 +343,19 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
 }
 
 /* Side-band: pid mapped code (dlopen, exec, a new process). */
-void rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot)
+bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot)
 {
 	struct uw_proc *p;
 
 	if (!s->uw || !(prot & PROT_EXEC))
-		return;
+		return false;
 	/* -a: unknown processes wait for the walker to ask for them. */
 	p = proc_get(s->uw, pid, !s->opts.system_wide);
-	if (p) {
-		p->pending = true;
-		p->mapped = true;
-	}
+	if (!p)
+		return false;
+	p->pending = true;
+	p->mapped = true;
+	return true;
 }
 
 /* Side-band: the process exited: its entry goes (pids get recycled). */
@@ -544,7 +475,6 @@ void rec_unwind_free(struct rec_session *s)
 	if (u->rows)
 		munmap(u->rows, u->rows_len);
 	free(u->cache_dir);
-	free(u->files);
 	free(u->procs);
 	free(u->val);
 	free(u);

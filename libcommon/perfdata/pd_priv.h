@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdata/event.h"
 #include "perfdata/perfdata.h"
 #include "perfdata/pd_read.h"
 
@@ -67,8 +68,8 @@ bool pd_wfeat_has(const struct pd_wfeat *f, int feat, size_t nr_attrs);
 /* Append feature feat's payload (the bytes of its file section) to out. */
 int pd_wfeat_encode(const struct pd_wfeat *f, int feat, const struct pd_wattr *attrs,
 		    size_t nr_attrs, struct pd_buf *out);
-/* One build-id entry laid out as perf_build_id_event + filename padded to 64, then to
- * align (1 inside the BUILD_ID feature, as perf writes it; 8 for a pipe record). */
+/* One build-id entry laid out as perf_record_header_build_id + filename padded to 64,
+ * then to align (1 inside the BUILD_ID feature, as perf writes it; 8 for a pipe record). */
 int pd_wfeat_build_id_rec(const struct pd_wbuild_id *b, uint32_t type, size_t align,
 			  struct pd_buf *out);
 void pd_wfeat_free(struct pd_wfeat *f);
@@ -98,11 +99,7 @@ struct pd_rfeat *pd_reader_feat(struct pd_reader *r);
 void pd_reader_name_evsel(struct pd_reader *r, const uint64_t *ids, size_t nr_ids, size_t idx,
 			  const char *name);
 
-/* Sample-id position rules shared by writer and reader. */
-/* Trailer size in bytes of a non-sample record for sample_type (sample_id_all set). */
-size_t pd_sid_size(uint64_t sample_type);
-/* Decode the trailer at the end of record h; 0 or -EINVAL when it does not fit. */
-int pd_parse_sid(uint64_t sample_type, const struct perf_event_header *h, struct pd_sample_id *sid);
+/* Sample-id position rules shared by writer and reader (the trailer itself: event.h). */
 /* u64 index of the id in a sample (-1: none) and from the end of a trailer (-1: none). */
 int pd_sample_id_pos(uint64_t sample_type);
 int pd_sid_id_pos(uint64_t sample_type);

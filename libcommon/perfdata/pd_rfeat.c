@@ -121,14 +121,11 @@ static void parse_event_desc(struct pd_reader *r, struct fcur *c)
 int pd_rfeat_add_build_id(struct pd_reader *r, const struct perf_event_header *h, size_t avail)
 {
 	struct pd_rfeat *f = pd_reader_feat(r);
-	struct perf_build_id_event ev;
+	struct pd_header_build_id d;
 	struct pd_build_id *b;
-	size_t nlen;
 
-	if (avail < sizeof(ev) || h->size < sizeof(ev) || h->size > avail)
+	if (pd_parse_header_build_id(h, avail, &d))
 		return -EINVAL;
-	memcpy(&ev, h, sizeof(ev));
-	nlen = h->size - sizeof(ev);
 	if (f->nr_bids == f->cap_bids) {
 		size_t cap = f->cap_bids ? 2 * f->cap_bids : 16;
 
@@ -140,17 +137,13 @@ int pd_rfeat_add_build_id(struct pd_reader *r, const struct perf_event_header *h
 	}
 	b = &f->bids[f->nr_bids];
 	memset(b, 0, sizeof(*b));
-	b->filename = strndup((const char *)h + sizeof(ev), nlen);
+	b->filename = strdup(d.filename);
 	if (!b->filename)
 		return -ENOMEM;
-	b->cpumode = ev.header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	b->pid = ev.pid;
-	b->size = BUILD_ID_SIZE;
-	/* Without the size bit, old perf meant "20 bytes"; with it the size byte rules. */
-	if ((ev.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) && ev.build_id[BUILD_ID_SIZE] &&
-	    ev.build_id[BUILD_ID_SIZE] <= BUILD_ID_SIZE)
-		b->size = ev.build_id[BUILD_ID_SIZE];
-	memcpy(b->build_id, ev.build_id, b->size);
+	b->cpumode = d.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	b->pid = d.pid;
+	b->size = d.size;
+	memcpy(b->build_id, d.build_id, d.size);
 	f->nr_bids++;
 	return 0;
 }
@@ -163,7 +156,7 @@ static void parse_build_ids(struct pd_reader *r, struct fcur *c)
 
 	while (c->left >= sizeof(struct perf_event_header)) {
 		memcpy(&size, c->p + offsetof(struct perf_event_header, size), 2);
-		if (size < sizeof(struct perf_build_id_event) || size > c->left)
+		if (size < sizeof(struct perf_record_header_build_id) || size > c->left)
 			break;
 		memcpy(tmp, c->p, size);
 		if (pd_rfeat_add_build_id(r, (const void *)tmp, size))

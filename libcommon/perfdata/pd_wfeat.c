@@ -93,7 +93,7 @@ int pd_wfeat_build_id_rec(const struct pd_wbuild_id *b, uint32_t type, size_t al
 			  struct pd_buf *out)
 {
 	size_t n = strlen(b->filename) + 1, padded = PERF_ALIGN(n, PD_NAME_ALIGN);
-	struct perf_build_id_event ev;
+	struct perf_record_header_build_id ev;
 
 	/* The struct is 36 bytes; records in a stream keep 8-byte alignment by padding
 	 * the name further (perf reads it up to its NUL). */
@@ -107,7 +107,7 @@ int pd_wfeat_build_id_rec(const struct pd_wbuild_id *b, uint32_t type, size_t al
 	ev.pid = b->pid;
 	memcpy(ev.build_id, b->build_id, b->size);
 	/* perf reads the build-id length from the byte after the 20 id bytes. */
-	ev.build_id[BUILD_ID_SIZE] = b->size;
+	ev.size = b->size;
 	pd_buf_put(out, &ev, sizeof(ev));
 	pd_buf_put(out, b->filename, n);
 	pd_buf_put(out, NULL, padded - n);

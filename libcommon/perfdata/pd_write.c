@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "perfdata/event.h"
 #include "perfdata/pd_priv.h"
 #include "perfdata/pd_write.h"
 #include "base/util.h"
@@ -109,6 +110,14 @@ static void rec_put(struct pd_writer *w, const void *p, size_t n)
 	else
 		memset((uint8_t *)w->rec + w->rec_len, 0, n);
 	w->rec_len += n;
+}
+
+/* The fixed part of a typed record (event.h) after its header, which rec_begin wrote. */
+static void rec_fixed(struct pd_writer *w, const void *rec, size_t size)
+{
+	size_t h = sizeof(struct perf_event_header);
+
+	rec_put(w, (const uint8_t *)rec + h, size - h);
 }
 
 static void rec_u64(struct pd_writer *w, uint64_t v)
@@ -386,13 +395,28 @@ int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
 int pd_write_comm(struct pd_writer *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
 		  const struct pd_sample_id *sid)
 {
+	struct perf_record_comm r = {.pid = pid, .tid = tid};
 	char name[16];
 
 	/* The kernel's TASK_COMM_LEN; perf expects no more. */
 	snprintf(name, sizeof(name), "%s", comm);
 	rec_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
-	rec_u32x2(w, pid, tid);
+	rec_fixed(w, &r, sizeof(r));
 	rec_str(w, name);
+	rec_sid(w, sid);
+	return rec_end(w);
+}
+
+int pd_write_mmap(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t tid, uint64_t start,
+		  uint64_t len, uint64_t pgoff, const char *filename,
+		  const struct pd_sample_id *sid)
+{
+	struct perf_record_mmap r = {
+		.pid = pid, .tid = tid, .start = start, .len = len, .pgoff = pgoff};
+
+	rec_begin(w, PERF_RECORD_MMAP, cpumode & PERF_RECORD_MISC_CPUMODE_MASK);
+	rec_fixed(w, &r, sizeof(r));
+	rec_str(w, filename);
 	rec_sid(w, sid);
 	return rec_end(w);
 }
@@ -403,23 +427,24 @@ int pd_write_mmap2(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t
 		   const struct pd_sample_id *sid)
 {
 	uint16_t misc = cpumode & PERF_RECORD_MISC_CPUMODE_MASK;
-	uint8_t idbuf[24] = {0};
+	struct perf_record_mmap2 r = {.pid = pid,
+				      .tid = tid,
+				      .start = start,
+				      .len = len,
+				      .pgoff = pgoff,
+				      .prot = prot,
+				      .flags = flags};
 
 	if (build_id_size > BUILD_ID_SIZE)
 		return -EINVAL;
 	if (build_id && build_id_size) {
+		/* The build-id takes the place of maj..ino_generation. */
 		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
-		/* u8 size, u8 + u16 reserved, 20 id bytes: same 24 bytes as maj..ino_gen. */
-		idbuf[0] = (uint8_t)build_id_size;
-		memcpy(idbuf + 4, build_id, build_id_size);
+		r.build_id_size = (uint8_t)build_id_size;
+		memcpy(r.build_id, build_id, build_id_size);
 	}
 	rec_begin(w, PERF_RECORD_MMAP2, misc);
-	rec_u32x2(w, pid, tid);
-	rec_u64(w, start);
-	rec_u64(w, len);
-	rec_u64(w, pgoff);
-	rec_put(w, idbuf, sizeof(idbuf));
-	rec_u32x2(w, prot, flags);
+	rec_fixed(w, &r, sizeof(r));
 	rec_str(w, filename);
 	rec_sid(w, sid);
 	return rec_end(w);
@@ -428,29 +453,33 @@ int pd_write_mmap2(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t
 int pd_write_task(struct pd_writer *w, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
 		  uint32_t ptid, uint64_t time, const struct pd_sample_id *sid)
 {
+	struct perf_record_fork r = {
+		.pid = pid, .ppid = ppid, .tid = tid, .ptid = ptid, .time = time};
+
 	if (type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT)
 		return -EINVAL;
 	rec_begin(w, type, 0);
-	rec_u32x2(w, pid, ppid);
-	rec_u32x2(w, tid, ptid);
-	rec_u64(w, time);
+	rec_fixed(w, &r, sizeof(r));
 	rec_sid(w, sid);
 	return rec_end(w);
 }
 
 int pd_write_lost(struct pd_writer *w, uint64_t id, uint64_t lost, const struct pd_sample_id *sid)
 {
+	struct perf_record_lost r = {.id = id, .lost = lost};
+
 	rec_begin(w, PERF_RECORD_LOST, 0);
-	rec_u64(w, id);
-	rec_u64(w, lost);
+	rec_fixed(w, &r, sizeof(r));
 	rec_sid(w, sid);
 	return rec_end(w);
 }
 
 int pd_write_lost_samples(struct pd_writer *w, uint64_t lost, const struct pd_sample_id *sid)
 {
+	struct perf_record_lost_samples r = {.lost = lost};
+
 	rec_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
-	rec_u64(w, lost);
+	rec_fixed(w, &r, sizeof(r));
 	rec_sid(w, sid);
 	return rec_end(w);
 }

@@ -49,6 +49,10 @@ int pd_write_raw(struct pd_writer *w, const void *rec);
 int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s);
 int pd_write_comm(struct pd_writer *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
 		  const struct pd_sample_id *sid);
+/* PERF_RECORD_MMAP (no device, inode, prot or flags): perf's form for the kernel map. */
+int pd_write_mmap(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t tid, uint64_t start,
+		  uint64_t len, uint64_t pgoff, const char *filename,
+		  const struct pd_sample_id *sid);
 int pd_write_mmap2(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t tid,
 		   uint64_t start, uint64_t len, uint64_t pgoff, uint32_t prot, uint32_t flags,
 		   const uint8_t *build_id, size_t build_id_size, /* NULL/0: maj/min/ino zero */

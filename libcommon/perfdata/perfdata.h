@@ -112,15 +112,6 @@ enum {
 /* Feature strings are u32 len (incl. NUL, padded to 64) + chars. */
 #define PERF_ALIGN(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
 
-/* HEADER_BUILD_ID entries and PERF_RECORD_HEADER_BUILD_ID records. */
-struct perf_build_id_event {
-	struct perf_event_header
-		header; /* misc: PERF_RECORD_MISC_USER/KERNEL (+BUILD_ID_SIZE bit) */
-	int32_t pid;
-	uint8_t build_id[24]; /* 20 used, padded */
-			      /* char filename[]: NUL-terminated, padded to 64 bytes */
-};
-
 /* In misc of a build-id entry: the size byte of the build-id is valid. */
 #define PERF_RECORD_MISC_BUILD_ID_SIZE (1 << 15)
 

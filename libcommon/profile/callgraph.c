@@ -11,6 +11,7 @@
 
 #include "base/hash.h"
 #include "base/util.h"
+#include "perfdata/event.h"
 #include "profile/callgraph.h"
 #include "profile/offcpu.h"
 #include "symbolize/dso.h"
@@ -524,19 +525,22 @@ static void note_event_attr(struct cg_profile *cg, const struct pd_evsel *evsel)
 static void count_lost(struct cg_profile *cg, struct pd_reader *r, const struct pd_event *ev)
 {
 	const struct pd_evsel *evsel = ev->evsel;
-	const uint64_t *body = (const void *)(ev->hdr + 1);
 	struct cg_event *cev;
 	uint64_t lost;
 
 	if (ev->hdr->type == PERF_RECORD_LOST) {
-		if (ev->hdr->size < sizeof(*ev->hdr) + 16)
+		struct pd_lost l;
+
+		if (pd_parse_lost(ev->hdr, ev->hdr->size, &l))
 			return;
-		evsel = pd_reader_evsel_by_id(r, body[0]);
-		lost = body[1];
+		evsel = pd_reader_evsel_by_id(r, l.id);
+		lost = l.lost;
 	} else {
-		if (ev->hdr->size < sizeof(*ev->hdr) + 8)
+		struct pd_lost_samples l;
+
+		if (pd_parse_lost_samples(ev->hdr, ev->hdr->size, &l))
 			return;
-		lost = body[0];
+		lost = l.lost;
 	}
 	cev = event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : NULL);
 	if (cev)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "perfdata/event.h"
 #include "symbolize/bidcache.h"
 #include "symbolize/dso.h"
 #include "symbolize/dwarf_lines.h"
@@ -319,29 +320,6 @@ void machine_free(struct machine *m)
 
 /* ---- records ---- */
 
-/* Body of a record after its header, with its size. */
-static const uint8_t *body(const struct pd_event *ev, size_t *len)
-{
-	*len = ev->hdr->size > sizeof(*ev->hdr) ? ev->hdr->size - sizeof(*ev->hdr) : 0;
-	return (const uint8_t *)(ev->hdr + 1);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static bool is_kernel_mode(uint16_t misc)
 {
 	uint16_t cm = misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -379,41 +357,21 @@ static int add_kernel_map(struct machine *m, uint64_t start, uint64_t len, uint6
 	return maps_insert(m, &m->kmaps, &nm);
 }
 
-static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
+static int do_mmap(struct machine *m, const struct pd_event *ev)
 {
-	size_t len, fix = v2 ? 64 : 32, nlen;
-	const uint8_t *p = body(ev, &len);
-	const uint8_t *bid = NULL;
-	size_t bid_size = 0;
+	struct pd_mmap mm;
 	struct map nm;
 	struct proc *pr;
-	uint32_t pid;
-	const char *name;
 
-	if (len <= fix)
+	if (pd_parse_mmap(ev->hdr, ev->hdr->size, &mm))
 		return -EINVAL;
-	pid = rd32(p);
-	nm.start = rd64(p + 8);
-	nm.end = nm.start + rd64(p + 16);
-	nm.pgoff = rd64(p + 24);
-	name = (const char *)p + fix;
-	nlen = strnlen(name, len - fix);
-	if (nlen == len - fix)
-		return -EINVAL; /* not NUL-terminated */
-	if (v2 && (ev->hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-		/* Some kernels (seen on 6.18) set the flag with a size byte over 20 and
-		 * dev/inode bytes behind it: that is no build-id at all. */
-		bid_size = p[32];
-		bid = p + 36;
-		if (bid_size > BUILD_ID_SIZE) {
-			bid = NULL;
-			bid_size = 0;
-		}
-	}
-	if (pid == (uint32_t)-1 || (is_kernel_mode(ev->hdr->misc) && nm.start >= KERNEL_START))
-		return add_kernel_map(m, nm.start, nm.end - nm.start, nm.pgoff, name);
-	nm.dso = dsos_findnew(&m->dsos, name, bid, bid_size);
-	pr = proc_findnew(m, pid);
+	nm.start = mm.start;
+	nm.end = mm.start + mm.len;
+	nm.pgoff = mm.pgoff;
+	if (mm.pid == (uint32_t)-1 || (is_kernel_mode(mm.misc) && nm.start >= KERNEL_START))
+		return add_kernel_map(m, nm.start, mm.len, nm.pgoff, mm.filename);
+	nm.dso = dsos_findnew(&m->dsos, mm.filename, mm.build_id, mm.build_id_size);
+	pr = proc_findnew(m, mm.pid);
 	if (!nm.dso || !pr)
 		return -ENOMEM;
 	return maps_insert(m, &pr->maps, &nm);
@@ -421,17 +379,16 @@ static int do_mmap(struct machine *m, const struct pd_event *ev, bool v2)
 
 static int do_comm(struct machine *m, const struct pd_event *ev)
 {
-	size_t len;
-	const uint8_t *p = body(ev, &len);
+	struct pd_comm c;
 	struct thread *t;
 	struct proc *pr;
 
-	if (len <= 8)
+	if (pd_parse_comm(ev->hdr, ev->hdr->size, &c))
 		return -EINVAL;
-	t = thread_findnew(m, rd32(p), rd32(p + 4));
+	t = thread_findnew(m, c.pid, c.tid);
 	if (!t)
 		return -ENOMEM;
-	if (ev->hdr->misc & PERF_RECORD_MISC_COMM_EXEC) {
+	if (c.misc & PERF_RECORD_MISC_COMM_EXEC) {
 		/* exec replaced the address space; its new MMAPs follow. */
 		pr = id_get(&m->procs, t->pid);
 		if (pr) {
@@ -442,35 +399,29 @@ static int do_comm(struct machine *m, const struct pd_event *ev)
 		}
 	}
 	t->dead = false;
-	return thread_set_comm(t, (const char *)p + 8, strnlen((const char *)p + 8, len - 8));
+	return thread_set_comm(t, c.comm, strlen(c.comm));
 }
 
 static int do_fork(struct machine *m, const struct pd_event *ev)
 {
-	size_t len;
-	const uint8_t *p = body(ev, &len);
-	uint32_t pid, ppid, tid, ptid;
+	struct pd_task f;
 	struct thread *parent, *t;
 	struct proc *pp, *cp;
 
-	if (len < 16)
+	if (pd_parse_task(ev->hdr, ev->hdr->size, &f))
 		return -EINVAL;
-	pid = rd32(p);
-	ppid = rd32(p + 4);
-	tid = rd32(p + 8);
-	ptid = rd32(p + 12);
-	parent = id_get(&m->threads, ptid);
-	t = thread_findnew(m, pid, tid);
+	parent = id_get(&m->threads, f.ptid);
+	t = thread_findnew(m, f.pid, f.tid);
 	if (!t)
 		return -ENOMEM;
 	/* A reused tid is a new thread: forget the old one's state. */
 	t->dead = false;
 	if (parent && parent->comm && thread_set_comm(t, parent->comm, strlen(parent->comm)))
 		return -ENOMEM;
-	if (pid == ppid)
+	if (f.pid == f.ppid)
 		return 0; /* a thread: shares the process's maps by pid */
-	pp = id_get(&m->procs, ppid);
-	cp = proc_findnew(m, pid);
+	pp = id_get(&m->procs, f.ppid);
+	cp = proc_findnew(m, f.pid);
 	if (!cp)
 		return -ENOMEM;
 	if (pp && pp != cp && !cp->maps.n && pp->maps.n) {
@@ -489,13 +440,12 @@ static int do_fork(struct machine *m, const struct pd_event *ev)
 
 static int do_exit(struct machine *m, const struct pd_event *ev)
 {
-	size_t len;
-	const uint8_t *p = body(ev, &len);
+	struct pd_task e;
 	struct thread *t;
 
-	if (len < 16)
+	if (pd_parse_task(ev->hdr, ev->hdr->size, &e))
 		return -EINVAL;
-	t = id_get(&m->threads, rd32(p + 8));
+	t = id_get(&m->threads, e.tid);
 	if (t)
 		t->dead = true;
 	return 0;
@@ -503,21 +453,11 @@ static int do_exit(struct machine *m, const struct pd_event *ev)
 
 static int do_build_id(struct machine *m, const struct pd_event *ev)
 {
-	const struct perf_build_id_event *be = (const void *)ev->hdr;
-	size_t size = BUILD_ID_SIZE, flen;
-	const char *fname;
+	struct pd_header_build_id b;
 
-	if (ev->hdr->size <= sizeof(*be))
+	if (pd_parse_header_build_id(ev->hdr, ev->hdr->size, &b))
 		return -EINVAL;
-	fname = (const char *)(be + 1);
-	flen = strnlen(fname, ev->hdr->size - sizeof(*be));
-	if (flen == ev->hdr->size - sizeof(*be))
-		return -EINVAL;
-	if (ev->hdr->misc & PERF_RECORD_MISC_BUILD_ID_SIZE)
-		size = be->build_id[20] ? be->build_id[20] : BUILD_ID_SIZE;
-	if (size > BUILD_ID_SIZE)
-		size = BUILD_ID_SIZE;
-	return dsos_add_bid(&m->dsos, fname, be->build_id, size);
+	return dsos_add_bid(&m->dsos, b.filename, b.build_id, b.size);
 }
 
 int machine_process_event(struct machine *m, const struct pd_event *ev)
@@ -526,9 +466,8 @@ int machine_process_event(struct machine *m, const struct pd_event *ev)
 		return -EINVAL;
 	switch (ev->hdr->type) {
 	case PERF_RECORD_MMAP:
-		return do_mmap(m, ev, false);
 	case PERF_RECORD_MMAP2:
-		return do_mmap(m, ev, true);
+		return do_mmap(m, ev);
 	case PERF_RECORD_COMM:
 		return do_comm(m, ev);
 	case PERF_RECORD_FORK:

@@ -12,6 +12,7 @@
 
 #include "symbolize/buildid.h"
 #include "debug_fixture.h"
+#include "perfdata/event.h"
 #include "symbolize/dwarf_lines.h"
 #include "profile/machine.h"
 #include "symbolize/dso.h"
@@ -49,39 +50,27 @@ static struct perf_event_header *rec_init(struct rec *r, uint32_t type, uint16_t
 	return h;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
 static int mmap2(struct machine *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		 const char *path, const uint8_t *bid, size_t bid_size)
 {
 	struct rec r;
 	size_t plen = strlen(path) + 1;
-	struct perf_event_header *h =
-		rec_init(&r, PERF_RECORD_MMAP2,
-			 PERF_RECORD_MISC_USER | (bid ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0),
-			 sizeof(*h) + 64 + plen);
-	uint8_t *p = (uint8_t *)(h + 1);
+	struct perf_record_mmap2 *e =
+		(void *)rec_init(&r, PERF_RECORD_MMAP2,
+				 PERF_RECORD_MISC_USER | (bid ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0),
+				 sizeof(*e) + plen);
 
-	put32(p, pid);
-	put32(p + 4, pid);
-	put64(p + 8, start);
-	put64(p + 16, len);
-	put64(p + 24, pgoff);
+	e->pid = e->tid = pid;
+	e->start = start;
+	e->len = len;
+	e->pgoff = pgoff;
 	if (bid) {
-		p[32] = (uint8_t)bid_size;
-		memcpy(p + 36, bid, bid_size);
+		e->build_id_size = (uint8_t)bid_size;
+		memcpy(e->build_id, bid, bid_size);
 	}
-	put32(p + 56, 5); /* PROT_READ|PROT_EXEC */
-	put32(p + 60, 2); /* MAP_PRIVATE */
-	memcpy(p + 64, path, plen);
+	e->prot = 5;  /* PROT_READ|PROT_EXEC */
+	e->flags = 2; /* MAP_PRIVATE */
+	memcpy(e->filename, path, plen);
 	return machine_process_event(m, &r.ev);
 }
 
@@ -89,16 +78,14 @@ static int kmmap(struct machine *m, uint64_t start, uint64_t len, uint64_t pgoff
 {
 	struct rec r;
 	size_t plen = strlen(name) + 1;
-	struct perf_event_header *h =
-		rec_init(&r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, sizeof(*h) + 32 + plen);
-	uint8_t *p = (uint8_t *)(h + 1);
+	struct perf_record_mmap *e =
+		(void *)rec_init(&r, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, sizeof(*e) + plen);
 
-	put32(p, (uint32_t)-1);
-	put32(p + 4, 0);
-	put64(p + 8, start);
-	put64(p + 16, len);
-	put64(p + 24, pgoff);
-	memcpy(p + 32, name, plen);
+	e->pid = (uint32_t)-1;
+	e->start = start;
+	e->len = len;
+	e->pgoff = pgoff;
+	memcpy(e->filename, name, plen);
 	return machine_process_event(m, &r.ev);
 }
 
@@ -106,13 +93,12 @@ static int comm(struct machine *m, uint32_t pid, uint32_t tid, const char *name,
 {
 	struct rec r;
 	size_t nlen = strlen(name) + 1;
-	struct perf_event_header *h = rec_init(
-		&r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, sizeof(*h) + 8 + nlen);
-	uint8_t *p = (uint8_t *)(h + 1);
+	struct perf_record_comm *e = (void *)rec_init(
+		&r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0, sizeof(*e) + nlen);
 
-	put32(p, pid);
-	put32(p + 4, tid);
-	memcpy(p + 8, name, nlen);
+	e->pid = pid;
+	e->tid = tid;
+	memcpy(e->comm, name, nlen);
 	return machine_process_event(m, &r.ev);
 }
 
@@ -120,13 +106,12 @@ static int fork_exit(struct machine *m, uint32_t type, uint32_t pid, uint32_t pp
 		     uint32_t ptid)
 {
 	struct rec r;
-	struct perf_event_header *h = rec_init(&r, type, 0, sizeof(*h) + 24);
-	uint8_t *p = (uint8_t *)(h + 1);
+	struct perf_record_fork *e = (void *)rec_init(&r, type, 0, sizeof(*e));
 
-	put32(p, pid);
-	put32(p + 4, ppid);
-	put32(p + 8, tid);
-	put32(p + 12, ptid);
+	e->pid = pid;
+	e->ppid = ppid;
+	e->tid = tid;
+	e->ptid = ptid;
 	return machine_process_event(m, &r.ev);
 }
 
@@ -134,16 +119,14 @@ static int build_id_rec(struct machine *m, const char *path, const uint8_t *bid,
 {
 	struct rec r;
 	size_t plen = strlen(path) + 1;
-	struct perf_event_header *h =
-		rec_init(&r, PERF_RECORD_HEADER_BUILD_ID,
-			 PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE,
-			 sizeof(struct perf_build_id_event) + plen);
-	struct perf_build_id_event *be = (struct perf_build_id_event *)h;
+	struct perf_record_header_build_id *e = (void *)rec_init(
+		&r, PERF_RECORD_HEADER_BUILD_ID,
+		PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE, sizeof(*e) + plen);
 
-	be->pid = -1;
-	memcpy(be->build_id, bid, size);
-	be->build_id[20] = (uint8_t)size;
-	memcpy(be + 1, path, plen);
+	e->pid = -1;
+	memcpy(e->data, bid, size);
+	e->size = (uint8_t)size;
+	memcpy(e->filename, path, plen);
 	return machine_process_event(m, &r.ev);
 }
 
@@ -452,14 +435,15 @@ static void test_bad_records(void)
 {
 	struct machine *m = new_machine(NULL);
 	struct rec r;
-	struct perf_event_header *h = rec_init(&r, PERF_RECORD_MMAP2, 0, sizeof(*h) + 64 + 8);
+	struct perf_record_mmap2 *e =
+		(void *)rec_init(&r, PERF_RECORD_MMAP2, 0, sizeof(struct perf_record_mmap2) + 8);
 
 	/* Filename without its NUL. */
-	memset((uint8_t *)(h + 1) + 64, 'x', 8);
+	memset(e->filename, 'x', 8);
 	CHECK(machine_process_event(m, &r.ev) == -EINVAL);
-	h = rec_init(&r, PERF_RECORD_COMM, 0, sizeof(*h) + 4);
+	rec_init(&r, PERF_RECORD_COMM, 0, sizeof(struct perf_event_header) + 4);
 	CHECK(machine_process_event(m, &r.ev) == -EINVAL);
-	h = rec_init(&r, PERF_RECORD_SAMPLE, 0, sizeof(*h));
+	rec_init(&r, PERF_RECORD_SAMPLE, 0, sizeof(struct perf_event_header));
 	CHECK(machine_process_event(m, &r.ev) == 0);
 	machine_free(m);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/event.h"
 #include "perfdata/pd_read.h"
 #include "perfdata/pd_write.h"
 #include "unit.h"
@@ -267,7 +268,6 @@ static void read_scenario(const char *path, bool pipe)
 	CHECK(pd_reader_is_pipe(r) == pipe);
 	while ((n = pd_reader_next(r, &ev)) > 0) {
 		const struct perf_event_header *h = ev.hdr;
-		const uint8_t *b = (const uint8_t *)(h + 1);
 
 		nrec++;
 		CHECK(h->size % 8 == 0);
@@ -298,61 +298,64 @@ static void read_scenario(const char *path, bool pipe)
 				CHECK(!memcmp(ev.sample.raw, want.raw, want.raw_size));
 			break;
 		}
-		case PERF_RECORD_COMM:
-			CHECK(h->misc & PERF_RECORD_MISC_COMM_EXEC);
-			CHECK_STR((const char *)b + 8, "pa-test-comm");
+		case PERF_RECORD_COMM: {
+			struct pd_comm c;
+
+			CHECK(pd_parse_comm(h, h->size, &c) == 0);
+			CHECK(c.misc & PERF_RECORD_MISC_COMM_EXEC);
+			CHECK_STR(c.comm, "pa-test-comm");
 			check_sid(&ev, 10);
 			break;
+		}
 		case PERF_RECORD_MMAP2: {
-			uint64_t v[3];
+			struct pd_mmap m;
 
-			memcpy(v, b + 8, 24);
+			CHECK(pd_parse_mmap(h, h->size, &m) == 0);
 			if (nmmap2++ == 0) {
-				CHECK(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
-				CHECK_EQ_U64(v[0], exe.start);
-				CHECK_EQ_U64(v[1], exe.end - exe.start);
-				CHECK_EQ_U64(v[2], exe.pgoff);
-				CHECK_EQ_U64(b[32], 20);
-				CHECK(!memcmp(b + 36, bid_a, 20));
-				CHECK_STR((const char *)b + 64, exe.path);
+				CHECK(m.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+				CHECK_EQ_U64(m.start, exe.start);
+				CHECK_EQ_U64(m.len, exe.end - exe.start);
+				CHECK_EQ_U64(m.pgoff, exe.pgoff);
+				CHECK_EQ_U64(m.build_id_size, 20);
+				CHECK(m.build_id && !memcmp(m.build_id, bid_a, 20));
+				CHECK_STR(m.filename, exe.path);
 				check_sid(&ev, 11);
 			} else if (nmmap2 == 2) {
-				CHECK(!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID));
-				CHECK_EQ_U64(v[0], 0x7f0000000000);
-				CHECK_STR((const char *)b + 64, "/nonexistent/libx.so");
+				CHECK(!(m.misc & PERF_RECORD_MISC_MMAP_BUILD_ID));
+				CHECK(m.build_id == NULL);
+				CHECK_EQ_U64(m.start, 0x7f0000000000);
+				CHECK_STR(m.filename, "/nonexistent/libx.so");
 				CHECK_EQ_U64(ev.sid.pid, 0);
 			}
 			break;
 		}
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT: {
-			uint32_t v[4];
-			uint64_t t;
+			struct pd_task t;
 
-			memcpy(v, b, 16);
-			memcpy(&t, b + 16, 8);
-			CHECK_EQ_U64(v[0], PID);
-			CHECK_EQ_U64(v[1], 1);
-			CHECK_EQ_U64(v[2], TID);
-			CHECK_EQ_U64(t, h->type == PERF_RECORD_FORK ? 9 : 2000000001ULL);
+			CHECK(pd_parse_task(h, h->size, &t) == 0);
+			CHECK_EQ_U64(t.pid, PID);
+			CHECK_EQ_U64(t.ppid, 1);
+			CHECK_EQ_U64(t.tid, TID);
+			CHECK_EQ_U64(t.time, h->type == PERF_RECORD_FORK ? 9 : 2000000001ULL);
 			check_sid(&ev, h->type == PERF_RECORD_FORK ? 9 : 2000000000ULL);
 			break;
 		}
 		case PERF_RECORD_LOST: {
-			uint64_t v[2];
+			struct pd_lost l;
 
-			memcpy(v, b, 16);
-			CHECK_EQ_U64(v[0], ids0[0]);
-			CHECK_EQ_U64(v[1], 7);
+			CHECK(pd_parse_lost(h, h->size, &l) == 0);
+			CHECK_EQ_U64(l.id, ids0[0]);
+			CHECK_EQ_U64(l.lost, 7);
 			check_sid(&ev, 2000000000ULL);
 			CHECK(ev.evsel == pd_reader_evsel(r, 0));
 			break;
 		}
 		case PERF_RECORD_LOST_SAMPLES: {
-			uint64_t v;
+			struct pd_lost_samples l;
 
-			memcpy(&v, b, 8);
-			CHECK_EQ_U64(v, 3);
+			CHECK(pd_parse_lost_samples(h, h->size, &l) == 0);
+			CHECK_EQ_U64(l.lost, 3);
 			break;
 		}
 		}
