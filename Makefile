@@ -23,7 +23,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -D_GNU_SOURCE -Ilibcommon -Ibpf -I$(O) -I$(O)/gen
 CFLAGS   += $(SAN_CFLAGS)
-LDLIBS   := -lbpf -lelf -lz -lprotobuf-c -ldw -llzma -liberty -lm
+LDLIBS   := -lbpf -lelf -lz -lzstd -lprotobuf-c -ldw -llzma -liberty -lm
 BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
 
 LIB_SRCS  := $(sort $(wildcard libcommon/*.c))
