@@ -451,6 +451,51 @@ static void test_perf_reads_splits(void)
 	CHECK_EQ_U64(strtoull(out, NULL, 10), NSAMPLES);
 }
 
+/* What cmd prints on stdout (malloc'd, NUL-terminated). */
+static char *run_out(const char *cmd, size_t *len)
+{
+	FILE *f = popen(cmd, "r");
+	struct pd_buf b = {0};
+	char chunk[65536];
+	size_t n;
+
+	while (f && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		pd_buf_put(&b, chunk, n);
+	if (f)
+		pclose(f);
+	pd_buf_put(&b, "", 1);
+	*len = b.len - 1;
+	return (char *)b.p;
+}
+
+/* perf script prints our compressed file and pipe exactly as the plain ones: every
+ * sample, in the same order, with its call chain (printed for pipes only). */
+static void test_perf_reads_ours(void)
+{
+	const char *fields = "-F tid,cpu,time,ip,period";
+	const char *paths[4] = {plain_path, zfile_path, ppipe_path, zpipe_path};
+	char cmd[4][600];
+	char *out[4];
+	size_t len[4];
+
+	if (system("command -v perf >/dev/null 2>&1"))
+		SKIP("Linux perf not installed");
+	CHECK(write_capture(ppipe_path, true, 0, 500, 101) == 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(cmd[i], sizeof(cmd[i]), "perf script %s -i %s 2>&1", fields, paths[i]);
+		out[i] = run_out(cmd[i], &len[i]);
+	}
+	for (int i = 0; i < 4; i += 2) {
+		CHECK(len[i] > NSAMPLES * 30);
+		if (len[i + 1] != len[i] || memcmp(out[i + 1], out[i], len[i]))
+			printf("#   '%s' differs from the plain one's (%zu vs %zu bytes): %.200s\n",
+			       cmd[i + 1], len[i + 1], len[i], out[i + 1]);
+		CHECK(len[i + 1] == len[i] && !memcmp(out[i + 1], out[i], len[i]));
+	}
+	for (int i = 0; i < 4; i++)
+		free(out[i]);
+}
+
 /* Push bytes of records (made by fill) as one COMPRESSED record in a pipe, then read. */
 static int read_crafted(void (*fill)(struct pd_buf *), uint32_t mmap_len, char *err, size_t errlen)
 {
@@ -667,6 +712,7 @@ int main(void)
 	snprintf(ppipe_path, sizeof(ppipe_path), "%s/plain.pipe", dir);
 	RUN(test_encoder_promises);
 	RUN(test_roundtrip);
+	RUN(test_perf_reads_ours);
 	RUN(test_reads_perf_style_splits);
 	RUN(test_perf_reads_splits);
 	RUN(test_bad_compressed);
