@@ -122,6 +122,22 @@ PY
 	[ "$(samples_in - <z.pipe)" -eq "$(perf_stat - SAMPLE <z.pipe)" ]
 }
 
+@test "compress: pa-convert --folded reads pa-record -z's file and pipe: every sample, hot_a on top" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_REPORT"
+	record_pa z.data 2 -z -F 999
+	record_pa - 2 -z -F 999 >z.pipe
+	"$PA_CONVERT" -i z.data --folded -o z.folded
+	"$PA_CONVERT" -i - --folded <z.pipe >p.folded
+	for f in z.folded p.folded; do
+		top=$(sort -t' ' -k2 -rn "$f" | awk '{ print $1; exit }')
+		echo "$f: $(awk '{ n += $NF } END { print n }' "$f") samples, top $top"
+		[[ $top == *";hot_a" ]]
+	done
+	[ "$(awk '{ n += $NF } END { print n }' z.folded)" -eq "$(samples_in z.data)" ]
+	[ "$(awk '{ n += $NF } END { print n }' p.folded)" -eq "$(samples_in - <z.pipe)" ]
+}
+
 @test "compress: pa-report reads perf record -z -g (cpu-clock) and agrees with perf" {
 	require_perf
 	require_bin "$PA_REPORT"
