@@ -23,7 +23,7 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -D_GNU_SOURCE -Ilibcommon -Ibpf -I$(O) -I$(O)/gen
 CFLAGS   += $(SAN_CFLAGS)
-LDLIBS   := -lbpf -lelf -lz -lprotobuf-c -ldw -llzma -liberty -lm
+LDLIBS   := -lbpf -lelf -lz -lzstd -lprotobuf-c -ldw -llzma -liberty -lm
 BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
 
 # libcommon/ is layered by folder (base < perfdata < symbolize < unwind < profile;
@@ -137,7 +137,7 @@ demo: deps
 	@O=$(O) scripts/demo
 
 # Each prints ratios against Linux perf (or the workload alone) on the same run.
-BENCHES := overhead offcpu unwind cfi-compile report
+BENCHES := overhead offcpu unwind cfi-compile report compress
 
 bench: tests
 	@for b in $(BENCHES); do echo "== bench/$$b"; O=$(O) bench/$$b || exit 1; done

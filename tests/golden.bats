@@ -109,6 +109,18 @@ pprof() {
 		fail "fixtures built by: $have"$'\n'"expected outputs made with: $(cat "$want")"$'\n'"addresses, inlining and lines differ between compilers: regenerate with UPDATE_GOLDEN=1 and review the diff"
 }
 
+@test "golden: a zstd-compressed capture (-z) reports, folds and converts the same" {
+	golden_capture
+	plain=$(stat -c %s golden.data)
+	GOLDEN_ZSTD=1 golden_capture
+	# Compressed for real: a good deal smaller than the same records plain.
+	[ $(($(stat -c %s golden.data) * 2)) -lt "$plain" ] || fail "golden.data not compressed"
+	golden_check report-default report
+	golden_check report-callee report -g callee
+	golden_check folded convert --folded
+	golden_check pprof pprof
+}
+
 @test "golden: gen-golden writes the same capture twice" {
 	golden_capture
 	mv golden.data first.data

@@ -19,6 +19,7 @@
 #include "profile/offcpu.h"
 #include "symbolize/bidcache.h"
 #include "perfdata/pd_write.h"
+#include "perfdata/pd_zstd.h"
 #include "record.h"
 #include "unwind.h"
 #include "base/util.h"
@@ -45,6 +46,8 @@ static const char usage[] =
 	"                          default sleep,io: blocking only, not preemption\n"
 	"  -o, --output FILE       default perf.data (old one kept as perf.data.old);\n"
 	"                          \"-\" writes a perf.data stream to stdout\n"
+	"  -z, --compression-level[=N]  zstd-compress the records, level N from 1\n"
+	"                          (default, fastest) to 22 (smallest), as perf record -z\n"
 	"      --unwind MODE       user stacks: auto (default: .eh_frame CFI where the\n"
 	"                          binary has it, frame pointers elsewhere), cfi (CFI\n"
 	"                          only), fp (frame pointers only)\n"
@@ -194,6 +197,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"unwind", required_argument, NULL, OPT_UNWIND},
 		{"unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS},
 		{"output", required_argument, NULL, 'o'},
+		{"compression-level", optional_argument, NULL, 'z'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -217,7 +221,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	o->argv = argv;
 	opterr = 0;
 	/* '+': stop at the first non-option, so CMD's own options stay CMD's. */
-	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:qvhN", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:z::qvhN", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg))
@@ -289,6 +293,19 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			o->output = optarg;
 			have_output = true;
 			break;
+		case 'z': {
+			uint64_t v = PD_ZSTD_MIN_LEVEL;
+
+			if (optarg && (pa_parse_u64(optarg, &v) || v < PD_ZSTD_MIN_LEVEL ||
+				       v > PD_ZSTD_MAX_LEVEL)) {
+				pa_err("invalid compression level '%s'; give %d (fastest) to %d "
+				       "(smallest), e.g. -z3",
+				       optarg, PD_ZSTD_MIN_LEVEL, PD_ZSTD_MAX_LEVEL);
+				return -EINVAL;
+			}
+			o->compress_level = (int)v;
+			break;
+		}
 		case 'q':
 			o->quiet = true;
 			break;
@@ -474,13 +491,18 @@ static int record_loop(struct rec_session *s)
 static void summary(struct rec_session *s)
 {
 	struct stat st;
-	char where[PATH_MAX + 32];
+	char where[PATH_MAX + 64], zstd[48] = "";
 
-	if (s->opts.pipe)
+	if (s->zstd_out)
+		snprintf(zstd, sizeof(zstd), "zstd ratio %.1f",
+			 (double)s->zstd_in / (double)s->zstd_out);
+	if (s->opts.pipe && zstd[0])
+		snprintf(where, sizeof(where), "pipe (%s)", zstd);
+	else if (s->opts.pipe)
 		snprintf(where, sizeof(where), "pipe");
 	else if (!stat(s->opts.output, &st))
-		snprintf(where, sizeof(where), "%s (%.3f MB)", s->opts.output,
-			 st.st_size / (1024.0 * 1024.0));
+		snprintf(where, sizeof(where), "%s (%.3f MB%s%s)", s->opts.output,
+			 st.st_size / (1024.0 * 1024.0), zstd[0] ? ", " : "", zstd);
 	else
 		snprintf(where, sizeof(where), "%s", s->opts.output);
 	if (!s->opts.offcpu)
@@ -593,6 +615,12 @@ int main(int argc, char **argv)
 
 	err = record_loop(&s);
 	rec_cmd_finish(&s);
+	if (!err && s.opts.compress_level) {
+		/* The last chunk is out after a flush: the figures are final.  A write
+		 * error sticks, close returns it. */
+		pd_writer_flush(s.w);
+		pd_writer_zstd_stats(s.w, &s.zstd_in, &s.zstd_out);
+	}
 	if (err)
 		goto cleanup;
 	err = pd_writer_close(s.w);

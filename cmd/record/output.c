@@ -37,6 +37,7 @@ int rec_output_open(struct rec_session *s)
 		.path = s->opts.pipe ? "-" : s->opts.output,
 		.pipe = s->opts.pipe,
 		.keep_old = true,
+		.compress_level = s->opts.compress_level,
 	};
 
 	s->w = pd_writer_open(&wo);

@@ -59,6 +59,7 @@ struct rec_opts {
 	uint32_t unwind_mode;	 /* --unwind: UNWIND_MODE_* */
 	uint32_t unwind_rows;	 /* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	 /* "-" = stdout */
+	int compress_level;	 /* -z: zstd level, 0 = plain records */
 	bool pipe;
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */
@@ -209,7 +210,8 @@ struct rec_session {
 	uint64_t kstack_err, ustack_err;    /* samples whose stack capture failed */
 	struct rec_held *held, **held_tail; /* arrival order */
 	uint64_t start_ns, stop_ns;
-	int write_err; /* first pd_write_* failure; stops the recording */
+	uint64_t zstd_in, zstd_out; /* -z: bytes of records, of COMPRESSED records */
+	int write_err;		    /* first pd_write_* failure; stops the recording */
 	uint64_t callchain[2 * PROFILE_MAX_FRAMES + 2];
 };
 

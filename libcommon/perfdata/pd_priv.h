@@ -14,6 +14,7 @@
 #include "perfdata/event.h"
 #include "perfdata/perfdata.h"
 #include "perfdata/pd_read.h"
+#include "perfdata/pd_zstd.h"
 
 /* perf pads feature strings and build-id filenames to this (NAME_ALIGN). */
 #define PD_NAME_ALIGN 64
@@ -62,6 +63,8 @@ struct pd_wfeat {
 	bool have_cmdline;
 	struct pd_wbuild_id *bids;
 	size_t nr_bids;
+	bool have_comp;
+	struct pd_comp_feat comp;
 };
 
 bool pd_wfeat_has(const struct pd_wfeat *f, int feat, size_t nr_attrs);
@@ -92,6 +95,8 @@ struct pd_rfeat {
 	uint64_t mem_kb;
 	struct pd_build_id *bids;
 	size_t nr_bids, cap_bids;
+	bool have_comp;
+	struct pd_comp_feat comp;
 	/* EVENT_DESC names for evsels not yet known (pipe mode: desc before attr). */
 };
 struct pd_rfeat *pd_reader_feat(struct pd_reader *r);

@@ -3,8 +3,9 @@
  * perf.data reader.  File mode: header, attrs and features are read with pread at
  * open, records stream from the data section.  Pipe mode: everything streams, and
  * HEADER_ATTR / HEADER_FEATURE / HEADER_BUILD_ID records fill the same tables as
- * they arrive.  Every size read from the input is checked before use; the first
- * problem ends reading with one line in r->err.
+ * they arrive.  The records in PERF_RECORD_COMPRESSED ones (perf record -z) are
+ * decompressed (pd_zstd.c) and handed out in their place.  Every size read from the
+ * input is checked before use; the first problem ends reading with one line in r->err.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,15 +17,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "perfdata/pd_priv.h"
 #include "perfdata/pd_read.h"
-#include "base/util.h"
+#include "perfdata/pd_zstd.h"
 
 #define RBUF_SIZE	 (256 * 1024)
 #define MAX_FEATURE_SIZE (64ULL << 20)
 #define MAX_ATTRS	 65536
 #define MAX_ATTR_SIZE	 4096	   /* perf_event_attr is 136 bytes in 6.x; room to grow */
 #define MAX_IDS		 (1 << 21) /* per event: one per CPU and thread it was opened on */
+/* Most one COMPRESSED record may decompress to: HEADER_COMPRESSED's mmap_len, this
+ * without the feature (perf cannot read that at all), never more than the cap. */
+#define ZSTD_DEFAULT_OUT (16u << 20)
+#define ZSTD_MAX_OUT	 (256u << 20)
 
 /* PERFFILE, perf's pre-2010 magic, and PERFILE2 written big endian. */
 #define PERF_MAGIC1	    0x454c494652455050ULL
@@ -60,6 +66,9 @@ struct pd_reader {
 	struct pd_oqueue oq;
 	struct pd_qev *delivered; /* last record released by oq */
 	uint64_t last_time;	  /* for records that carry no time */
+	struct pd_zstd_dec *zd;	  /* from the first COMPRESSED record on */
+	uint64_t zoff;		  /* offset of the last COMPRESSED record */
+	uint64_t nr_compressed;
 };
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
@@ -444,6 +453,7 @@ void pd_reader_close(struct pd_reader *r)
 	if (r->map)
 		munmap((void *)r->map, r->map_len);
 	pd_rfeat_free(r);
+	pd_zstd_dec_free(r->zd);
 	free(r->buf);
 	free(r->rec);
 	free(r->name);
@@ -561,11 +571,70 @@ static void decode_sid(struct pd_reader *r, struct pd_event *ev)
 	}
 }
 
+/* One COMPRESSED record (at off) into the decoder, for read_next to walk. */
+static int inflate(struct pd_reader *r, const struct perf_event_header *h, uint64_t off)
+{
+	const struct pd_rfeat *f = &r->feat;
+	char why[128];
+	int err;
+
+	if (!r->zd) {
+		size_t max = f->have_comp && f->comp.mmap_len ? f->comp.mmap_len : ZSTD_DEFAULT_OUT;
+
+		if (f->have_comp && f->comp.type != PD_COMP_ZSTD)
+			return fail(r, -ENOTSUP,
+				    "compressed records of type %u (HEADER_COMPRESSED); only zstd "
+				    "(1) is known",
+				    f->comp.type);
+		r->zd = pd_zstd_dec_new(max < ZSTD_MAX_OUT ? max : ZSTD_MAX_OUT);
+		if (!r->zd)
+			return fail(r, -ENOMEM, "out of memory");
+	}
+	r->zoff = off;
+	r->nr_compressed++;
+	err = pd_zstd_dec_feed(r->zd, h + 1, h->size - sizeof(*h), why, sizeof(why));
+	if (err)
+		return fail(r, err, "compressed record at offset %llu (size %u): %s",
+			    (unsigned long long)off, h->size, why);
+	return 0;
+}
+
+/* The next record still inside what COMPRESSED records decompressed to: 1, 0 or -errno. */
+static int next_inflated(struct pd_reader *r, const uint8_t **p)
+{
+	const struct perf_event_header *h;
+	int ret;
+
+	if (!r->zd)
+		return 0;
+	ret = pd_zstd_dec_next(r->zd, &h);
+	if (ret < 0)
+		return fail(r, ret,
+			    "bad record size (under 8 bytes) in the data of the compressed record "
+			    "at offset %llu",
+			    (unsigned long long)r->zoff);
+	if (ret > 0)
+		*p = (const uint8_t *)h;
+	return ret;
+}
+
+/* End of data: a record started in compressed data must have ended there. */
+static int at_end(struct pd_reader *r)
+{
+	if (r->zd && pd_zstd_dec_pending(r->zd))
+		return fail(r, -EINVAL,
+			    "truncated record at the end of the compressed data (%zu bytes of it, "
+			    "after the compressed record at offset %llu)",
+			    pd_zstd_dec_pending(r->zd), (unsigned long long)r->zoff);
+	return 0;
+}
+
 static int read_next(struct pd_reader *r, struct pd_event *ev)
 {
 	struct perf_event_header h;
 	uint64_t off;
-	const uint8_t *p;
+	const uint8_t *p = NULL;
+	bool inflated;
 	ssize_t n;
 	int err;
 
@@ -573,9 +642,23 @@ again:
 	memset(ev, 0, sizeof(*ev));
 	if (r->errcode)
 		return r->errcode;
+	err = next_inflated(r, &p);
+	if (err < 0)
+		return err;
+	inflated = err;
+	if (inflated) {
+		/* Offsets in messages: the COMPRESSED record's, as perf reports them. */
+		off = r->zoff;
+		memcpy(&h, p, sizeof(h));
+		if ((uintptr_t)p % 8) {
+			memcpy(r->rec, p, h.size);
+			p = (const uint8_t *)r->rec;
+		}
+		goto decode;
+	}
 	off = r->data_off + r->pos;
 	if (r->pos >= r->data_size)
-		return 0;
+		return at_end(r);
 	if (!r->pipe && r->data_size - r->pos < sizeof(h))
 		return fail(r, -EINVAL, "truncated record header at offset %llu",
 			    (unsigned long long)off);
@@ -601,7 +684,7 @@ again:
 	if (n < 0)
 		return (int)n;
 	if (n == 0 && r->pipe)
-		return 0;
+		return at_end(r);
 	if ((size_t)n < sizeof(h))
 		return fail(r, -EINVAL, "truncated record header at offset %llu",
 			    (unsigned long long)off);
@@ -649,9 +732,15 @@ decode:
 		pd_rfeat_add_build_id(r, ev->hdr, h.size);
 		return 1;
 	case PERF_RECORD_COMPRESSED:
-		return fail(r, -ENOTSUP,
-			    "zstd-compressed records (perf record -z) are not supported; "
-			    "run 'perf inject -i IN -o OUT' to decompress or record without -z");
+		if (inflated)
+			return fail(r, -EINVAL,
+				    "compressed record inside the compressed record at offset %llu",
+				    (unsigned long long)off);
+		/* Its records follow, as if they stood here in the data. */
+		err = inflate(r, ev->hdr, off);
+		if (err)
+			return err;
+		goto again;
 	default:
 		if (h.type < PERF_RECORD_USER_TYPE_START)
 			decode_sid(r, ev);
@@ -677,6 +766,15 @@ static uint64_t event_time(struct pd_reader *r, const struct pd_event *ev)
 		r->last_time = ev->sid.time;
 	}
 	return r->last_time;
+}
+
+/* Whether rec lies in the mapped file (else in a buffer that is reused: the read
+ * buffer, the aligned copy, decompressed data). */
+static bool in_map(const struct pd_reader *r, const void *rec)
+{
+	const uint8_t *p = rec;
+
+	return r->map && p >= r->map && p < r->map + r->map_len;
 }
 
 #define PD_DROP_STEP (16u << 20)
@@ -739,10 +837,8 @@ int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 		/* Header records describe the stream, not a moment in it. */
 		if (ev->hdr->type >= PERF_RECORD_USER_TYPE_START)
 			return 1;
-		/* Records in the mapped file stay put; others live in a buffer that is
-		 * about to be reused. */
-		ret = pd_oq_push(&r->oq, ev, event_time(r, ev),
-				 !r->map || (const void *)ev->hdr == (const void *)r->rec);
+		/* Records in the mapped file stay put; others are copied. */
+		ret = pd_oq_push(&r->oq, ev, event_time(r, ev), !in_map(r, ev->hdr));
 		if (ret)
 			return fail(r, ret, "out of memory ordering records");
 		pd_oq_relieve(&r->oq);
@@ -784,4 +880,9 @@ const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *r, uint64_t
 uint64_t pd_reader_nr_unknown_id(const struct pd_reader *r)
 {
 	return r->nr_unknown_id;
+}
+
+uint64_t pd_reader_nr_compressed(const struct pd_reader *r)
+{
+	return r->nr_compressed;
 }

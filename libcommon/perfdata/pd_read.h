@@ -76,6 +76,9 @@ int pd_reader_nrcpus(const struct pd_reader *r, uint32_t *online, uint32_t *avai
 int pd_reader_total_mem(const struct pd_reader *r, uint64_t *kb);
 /* Samples skipped because their id names no event (perf counts these too). */
 uint64_t pd_reader_nr_unknown_id(const struct pd_reader *r);
+/* PERF_RECORD_COMPRESSED records read so far (perf record -z, pa-record -z).  Their
+ * records are handed out in their place, as if they had not been compressed. */
+uint64_t pd_reader_nr_compressed(const struct pd_reader *r);
 size_t pd_reader_nr_build_ids(const struct pd_reader *r);
 const struct pd_build_id *pd_reader_build_id(const struct pd_reader *r, size_t i);
 

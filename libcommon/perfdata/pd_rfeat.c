@@ -200,6 +200,11 @@ void pd_rfeat_parse(struct pd_reader *r, int feat, const uint8_t *p, size_t len)
 	case HEADER_BUILD_ID:
 		parse_build_ids(r, &c);
 		break;
+	case HEADER_COMPRESSED:
+		/* version, type, level, ratio, mmap_len: five u32 */
+		if (!get(&c, &f->comp, sizeof(f->comp)))
+			f->have_comp = true;
+		break;
 	default:
 		break;
 	}

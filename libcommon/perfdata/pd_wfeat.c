@@ -84,6 +84,8 @@ bool pd_wfeat_has(const struct pd_wfeat *f, int feat, size_t nr_attrs)
 		return f->have_cmdline;
 	case HEADER_EVENT_DESC:
 		return nr_attrs > 0;
+	case HEADER_COMPRESSED:
+		return f->have_comp;
 	default:
 		return false;
 	}
@@ -158,6 +160,9 @@ int pd_wfeat_encode(const struct pd_wfeat *f, int feat, const struct pd_wattr *a
 		break;
 	case HEADER_EVENT_DESC:
 		put_event_desc(attrs, nr_attrs, out);
+		break;
+	case HEADER_COMPRESSED:
+		pd_buf_put(out, &f->comp, sizeof(f->comp));
 		break;
 	default:
 		pd_buf_put_string(out, f->str[feat]);

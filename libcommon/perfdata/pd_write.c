@@ -9,7 +9,13 @@
  * before we know everything.  Pipe mode writes a 16-byte header, HEADER_ATTR and
  * HEADER_FEATURE records ahead of the first data record, and the rest at close.
  * Output is buffered; the first write error sticks and is returned by every later
- * call, close included.
+ * call, close included.  Compressing, records of kernel types gather into a chunk that
+ * goes out as PERF_RECORD_COMPRESSED records (pd_zstd.c) when it is full, at close, and
+ * before any record of a user type (HEADER_*...), which stays uncompressed as perf
+ * record -z writes them.  FINISHED_ROUND ends the chunk in pipe mode, so a reader has
+ * each round as soon as it is written; in a file it goes into the chunk like the
+ * records of its round (perf handles it there the same), as fewer, larger chunks
+ * compress better.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,10 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "perfdata/event.h"
 #include "perfdata/pd_priv.h"
 #include "perfdata/pd_write.h"
-#include "base/util.h"
+#include "perfdata/pd_zstd.h"
 
 #define WBUF_SIZE (64 * 1024)
 
@@ -44,6 +51,8 @@ struct pd_writer {
 	size_t nr_attrs;
 	struct pd_wfeat feat;
 	uint64_t feat_sent[HEADER_FEAT_BITS / 64]; /* pipe: HEADER_FEATURE already out */
+	struct pd_zstd_enc *zc;			   /* NULL: not compressing */
+	struct pd_buf zin, zout;		   /* the chunk, and its COMPRESSED records */
 	/* Record under construction; u64 array for alignment. */
 	uint64_t rec[(PD_MAX_RECORD + 1) / 8 + 8];
 	size_t rec_len;
@@ -79,6 +88,44 @@ static int w_emit(struct pd_writer *w, const void *p, size_t n)
 	memcpy(w->buf + w->buf_len, p, n);
 	w->buf_len += n;
 	return 0;
+}
+
+/* The chunk waiting to be compressed, out as COMPRESSED records. */
+static int z_flush(struct pd_writer *w)
+{
+	int err;
+
+	if (w->err || !w->zc || !w->zin.len)
+		return w->err;
+	w->zout.len = 0;
+	err = pd_zstd_enc_chunk(w->zc, w->zin.p, w->zin.len, &w->zout);
+	w->zin.len = 0;
+	if (!err)
+		err = w_emit(w, w->zout.p, w->zout.len);
+	if (err && !w->err)
+		w->err = err;
+	return w->err;
+}
+
+/* A finished record, into the chunk when it belongs there (see the top). */
+static int w_record(struct pd_writer *w, const void *rec, size_t len)
+{
+	const struct perf_event_header *h = rec;
+	bool chunk = h->type < PERF_RECORD_USER_TYPE_START ||
+		     (h->type == PERF_RECORD_FINISHED_ROUND && !w->pipe);
+
+	if (w->err)
+		return w->err;
+	if (!w->zc || !chunk) {
+		z_flush(w);
+		return w_emit(w, rec, len);
+	}
+	if (w->zin.len + len > PD_ZSTD_CHUNK && z_flush(w))
+		return w->err;
+	pd_buf_put(&w->zin, rec, len);
+	if (w->zin.err)
+		w->err = w->zin.err;
+	return w->err;
 }
 
 static int start_pipe(struct pd_writer *w);
@@ -174,7 +221,7 @@ static int rec_end(struct pd_writer *w)
 		return -E2BIG;
 	rec_put(w, NULL, len - w->rec_len);
 	h->size = (uint16_t)len;
-	return w_emit(w, w->rec, len);
+	return w_record(w, w->rec, len);
 }
 
 static int emit_attr_rec(struct pd_writer *w, const struct pd_wattr *a)
@@ -244,8 +291,23 @@ struct pd_writer *pd_writer_open(const struct pd_writer_opts *opts)
 		return NULL;
 	}
 	w->keep_old = opts->keep_old;
+	if (opts->compress_level) {
+		w->zc = pd_zstd_enc_new(opts->compress_level);
+		if (!w->zc) {
+			err = errno;
+			free(w->buf);
+			free(w);
+			errno = err;
+			return NULL;
+		}
+		w->feat.have_comp = true;
+		w->feat.comp = (struct pd_comp_feat){.type = PD_COMP_ZSTD,
+						     .level = (uint32_t)opts->compress_level,
+						     .mmap_len = PD_ZSTD_CHUNK};
+	}
 	err = pa_outfile_open(&w->of, opts->path);
 	if (err) {
+		pd_zstd_enc_free(w->zc);
 		free(w->buf);
 		free(w);
 		errno = -err;
@@ -495,6 +557,21 @@ uint64_t pd_writer_data_size(const struct pd_writer *w)
 	return w->off - w->data_start;
 }
 
+int pd_writer_flush(struct pd_writer *w)
+{
+	if (!z_flush(w))
+		w_flush(w);
+	return w->err;
+}
+
+int pd_writer_zstd_stats(const struct pd_writer *w, uint64_t *in, uint64_t *out)
+{
+	if (!w->zc)
+		return -ENOENT;
+	pd_zstd_enc_stats(w->zc, in, out);
+	return 0;
+}
+
 /* File mode tail: feature table + payloads, ids, attrs, then the real header. */
 static int finish_file(struct pd_writer *w)
 {
@@ -506,6 +583,15 @@ static int finish_file(struct pd_writer *w)
 	uint64_t base;
 	int err = 0;
 
+	if (z_flush(w))
+		return w->err;
+	if (w->zc) {
+		uint64_t in, out;
+
+		/* perf's comp_ratio: bytes in over bytes out, rounded. */
+		pd_zstd_enc_stats(w->zc, &in, &out);
+		w->feat.comp.ratio = out ? (uint32_t)((double)in / out + 0.5) : 0;
+	}
 	memset(&fh, 0, sizeof(fh));
 	fh.magic = PERF_MAGIC2;
 	fh.size = sizeof(fh);
@@ -562,9 +648,9 @@ static int finish_pipe(struct pd_writer *w)
 		struct perf_event_header h;
 		uint64_t feat;
 	} last = {{PERF_RECORD_HEADER_FEATURE, 0, 16}, HEADER_LAST_FEATURE};
-	int err = 0;
+	int err = z_flush(w);
 
-	if (!w->started)
+	if (!err && !w->started)
 		err = start_pipe(w);
 	for (int f = HEADER_HOSTNAME; f < HEADER_LAST_FEATURE && !err; f++)
 		if (!feat_sent(w, f))
@@ -592,6 +678,9 @@ static void writer_free(struct pd_writer *w)
 	}
 	free(w->attrs);
 	pd_wfeat_free(&w->feat);
+	pd_zstd_enc_free(w->zc);
+	pd_buf_free(&w->zin);
+	pd_buf_free(&w->zout);
 	free(w->buf);
 	free(w);
 }

@@ -25,9 +25,12 @@ struct pd_writer_opts {
 	const char *path; /* "-" = stdout */
 	bool pipe;	  /* pipe-mode stream (forced when path is "-" or not seekable) */
 	bool keep_old;	  /* rename an existing file to PATH.old, like perf */
+	/* 0: plain records; 1..22: zstd level, records go out as PERF_RECORD_COMPRESSED
+	 * (perf record -z), HEADER_COMPRESSED says so (pd_zstd.h). */
+	int compress_level;
 };
 
-/* NULL and errno on failure. */
+/* NULL and errno on failure (EINVAL: a compress_level out of range). */
 struct pd_writer *pd_writer_open(const struct pd_writer_opts *opts);
 
 /*
@@ -82,6 +85,11 @@ int pd_writer_add_build_id(struct pd_writer *w, uint16_t cpumode, int32_t pid,
 
 /* Bytes of records written so far (data section size). */
 uint64_t pd_writer_data_size(const struct pd_writer *w);
+/* Write out the records held back, the chunk waiting to be compressed included. */
+int pd_writer_flush(struct pd_writer *w);
+/* Compressing: bytes of records compressed so far, and of the COMPRESSED records they
+ * became (a record header each included).  -ENOENT when not compressing. */
+int pd_writer_zstd_stats(const struct pd_writer *w, uint64_t *in, uint64_t *out);
 
 /* Finish: features, final header, fsync, rename.  Frees w in every case. */
 int pd_writer_close(struct pd_writer *w);

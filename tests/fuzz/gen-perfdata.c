@@ -4,7 +4,10 @@
  * runs it): every record type and feature the writer knows, a few records each, in
  * file or pipe mode.  Deterministic: fixed ids, times, strings and build-ids.
  *
- *	gen-perfdata OUT file|pipe [one|two]   two: two events (ids matter)
+ *	gen-perfdata OUT file|pipe [one|two] [zstd]
+ *
+ * two: two events (ids matter); zstd: the records as PERF_RECORD_COMPRESSED (level 1),
+ * the COMPRESSED feature with them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,11 +93,12 @@ int main(int argc, char **argv)
 	struct pd_writer *w;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gen-perfdata OUT file|pipe [one|two]\n");
+		fprintf(stderr, "usage: gen-perfdata OUT file|pipe [one|two] [zstd]\n");
 		return 2;
 	}
 	o.path = argv[1];
 	o.pipe = !strcmp(argv[2], "pipe");
+	o.compress_level = argc > 4 && !strcmp(argv[4], "zstd") ? 1 : 0;
 	w = pd_writer_open(&o);
 	if (!w || gen_write(w, argc > 3 && !strcmp(argv[3], "two"))) {
 		fprintf(stderr, "gen-perfdata: cannot write %s\n", argv[1]);

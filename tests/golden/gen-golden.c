@@ -616,6 +616,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	wo.path = argv[1];
+	/* GOLDEN_ZSTD=LEVEL: the same capture with its records zstd-compressed (-z). */
+	if (getenv("GOLDEN_ZSTD"))
+		wo.compress_level = atoi(getenv("GOLDEN_ZSTD"));
 	w = pd_writer_open(&wo);
 	if (!w || add_events(w) || add_features(w, ims) || add_tasks(w, ims) ||
 	    add_samples(w, ims)) {

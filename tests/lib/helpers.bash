@@ -174,6 +174,7 @@ wait_attached() {
 # perf keeps an existing output file as FILE.old; a retry would leave one behind (and
 # break tests that list their directory), so FILE is removed before every try and a
 # FILE.old that was not there before the call is removed at the end.
+# PA_PERF_ARGS adds options to perf record (e.g. -z).
 perf_capture() {
 	local f=$1 w try old_existed=0 rc=1
 	require_root
@@ -183,10 +184,14 @@ perf_capture() {
 	for try in 1 2 3; do
 		rm -f -- "$f"
 		if [ "${4:-}" = pipe ]; then
-			perf record -q -B --no-bpf-event -g -o - -- "$w" "$3" >"$f" 2>/dev/null &&
+			# shellcheck disable=SC2086 # options, split on purpose
+			perf record -q -B --no-bpf-event -g ${PA_PERF_ARGS:-} -o - -- "$w" "$3" \
+				>"$f" 2>/dev/null &&
 				perf script -F tid -i - <"$f" >/dev/null 2>&1 && rc=0
 		else
-			perf record -q -B --no-bpf-event -g -o "$f" -- "$w" "$3" 2>/dev/null &&
+			# shellcheck disable=SC2086 # options, split on purpose
+			perf record -q -B --no-bpf-event -g ${PA_PERF_ARGS:-} -o "$f" -- "$w" "$3" \
+				2>/dev/null &&
 				perf script -F tid -i "$f" >/dev/null 2>&1 && rc=0
 		fi
 		[ $rc -eq 0 ] && break

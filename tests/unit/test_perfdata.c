@@ -553,7 +553,7 @@ static void test_bad_record_sizes(void)
 	free(p);
 }
 
-/* zstd records get a clear refusal; unknown record types pass through harmlessly. */
+/* A COMPRESSED record of no zstd data is a clear error; unknown types pass harmlessly. */
 static void test_compressed_and_unknown(void)
 {
 	char path[300], err[256];
