@@ -93,9 +93,11 @@ struct rec_cpu {
 };
 
 /* A set of pids (open addressing); user space's view of who is followed. */
+/* The followed pids: pids[0..n) in the order added, indexed by idx. */
 struct rec_pidset {
-	pid_t *slots;
+	pid_t *pids;
 	size_t cap, n;
+	struct hidx idx;
 };
 
 /* A file segment loaded by PT_LOAD: where file offset off lands (vaddr). */

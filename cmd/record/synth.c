@@ -135,9 +135,8 @@ int rec_synthesize(struct rec_session *s)
 				err = rec_synthesize_pid(s, pids[i]);
 		free(pids);
 	} else {
-		for (i = 0; i < s->targets.cap && !err; i++)
-			if (s->targets.slots[i])
-				err = rec_synthesize_pid(s, s->targets.slots[i]);
+		for (i = 0; i < s->targets.n && !err; i++)
+			err = rec_synthesize_pid(s, s->targets.pids[i]);
 	}
 out:
 	if (err)

@@ -17,53 +17,33 @@
 #include "record.h"
 #include "base/util.h"
 
-static size_t slot_of(pid_t pid, size_t cap)
+static bool pid_eq(const void *ctx, uint32_t id, const void *key)
 {
-	return ((uint32_t)pid * 2654435761u) & (cap - 1);
+	return ((const struct rec_pidset *)ctx)->pids[id] == *(const pid_t *)key;
 }
 
 bool pidset_has(const struct rec_pidset *ps, pid_t pid)
 {
-	size_t i;
-
-	if (!ps->cap || pid <= 0)
-		return false;
-	for (i = slot_of(pid, ps->cap); ps->slots[i]; i = (i + 1) & (ps->cap - 1))
-		if (ps->slots[i] == pid)
-			return true;
-	return false;
+	return pid > 0 && hidx_find(&ps->idx, hash_mix(0, (uint32_t)pid), pid_eq, ps, &pid) >= 0;
 }
 
 int pidset_add(struct rec_pidset *ps, pid_t pid)
 {
-	size_t i;
-
 	if (pid <= 0)
 		return -EINVAL;
 	if (pidset_has(ps, pid))
 		return 0;
-	if ((ps->n + 1) * 2 > ps->cap) {
-		struct rec_pidset bigger = {.cap = ps->cap ? ps->cap * 2 : 64};
-
-		bigger.slots = calloc(bigger.cap, sizeof(pid_t));
-		if (!bigger.slots)
-			return -ENOMEM;
-		for (i = 0; i < ps->cap; i++)
-			if (ps->slots[i])
-				pidset_add(&bigger, ps->slots[i]);
-		free(ps->slots);
-		*ps = bigger;
-	}
-	for (i = slot_of(pid, ps->cap); ps->slots[i]; i = (i + 1) & (ps->cap - 1))
-		;
-	ps->slots[i] = pid;
-	ps->n++;
+	if (pa_grow((void **)&ps->pids, &ps->cap, ps->n + 1, sizeof(*ps->pids)) ||
+	    hidx_insert(&ps->idx, hash_mix(0, (uint32_t)pid), ps->n))
+		return -ENOMEM;
+	ps->pids[ps->n++] = pid;
 	return 0;
 }
 
 void pidset_free(struct rec_pidset *ps)
 {
-	free(ps->slots);
+	free(ps->pids);
+	hidx_free(&ps->idx);
 	memset(ps, 0, sizeof(*ps));
 }
 
