@@ -309,8 +309,15 @@ untraced_count() {
 	"$w" 10 >/dev/null &
 	pid=$!
 	track "$pid"
-	(sleep 1.1 && kill -9 "$pid") &
-	pa_record -q --offcpu -p "$pid" -d 5 -o p.data
+	# The kill must come while pa-record follows the thread: counted from its attach,
+	# not from its start (which a loaded machine can stretch past a second).
+	"$PA_RECORD" -q --offcpu -p "$pid" -d 5 -o p.data &
+	rec=$!
+	track "$rec"
+	wait_attached "$rec"
+	sleep 0.6
+	kill -9 "$pid"
+	wait "$rec" || fail "pa-record failed"
 	# The stretch the kill cut short is the shortest; its stack still has sleeper().
 	short=$(perf script -F period,event,ip,sym -i p.data 2>/dev/null | awk '
 		$2 == "offcpu-time:" { p = $1; frames = "" ; next }
