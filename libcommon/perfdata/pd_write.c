@@ -55,7 +55,7 @@ struct pd_writer {
 	struct pd_buf zin, zout;		   /* the chunk, and its COMPRESSED records */
 	/* Record under construction; u64 array for alignment. */
 	uint64_t rec[(PD_MAX_RECORD + 1) / 8 + 8];
-	size_t rec_len;
+	size_t wrec_len;
 };
 
 static int w_flush(struct pd_writer *w)
@@ -131,7 +131,7 @@ static int w_record(struct pd_writer *w, const void *rec, size_t len)
 static int start_pipe(struct pd_writer *w);
 
 /* Record assembly in w->rec. */
-static void rec_begin(struct pd_writer *w, uint32_t type, uint16_t misc)
+static void wrec_begin(struct pd_writer *w, uint32_t type, uint16_t misc)
 {
 	struct perf_event_header *h = (void *)w->rec;
 
@@ -142,53 +142,53 @@ static void rec_begin(struct pd_writer *w, uint32_t type, uint16_t misc)
 	h->type = type;
 	h->misc = misc;
 	h->size = 0;
-	w->rec_len = sizeof(*h);
+	w->wrec_len = sizeof(*h);
 }
 
-static void rec_put(struct pd_writer *w, const void *p, size_t n)
+static void wrec_put(struct pd_writer *w, const void *p, size_t n)
 {
-	/* Overflow is remembered as rec_len past the limit and refused by rec_end. */
-	if (w->rec_len + n > PD_MAX_RECORD) {
-		w->rec_len = PD_MAX_RECORD + 1;
+	/* Overflow is remembered as wrec_len past the limit and refused by wrec_end. */
+	if (w->wrec_len + n > PD_MAX_RECORD) {
+		w->wrec_len = PD_MAX_RECORD + 1;
 		return;
 	}
 	if (p)
-		memcpy((uint8_t *)w->rec + w->rec_len, p, n);
+		memcpy((uint8_t *)w->rec + w->wrec_len, p, n);
 	else
-		memset((uint8_t *)w->rec + w->rec_len, 0, n);
-	w->rec_len += n;
+		memset((uint8_t *)w->rec + w->wrec_len, 0, n);
+	w->wrec_len += n;
 }
 
-/* The fixed part of a typed record (event.h) after its header, which rec_begin wrote. */
-static void rec_fixed(struct pd_writer *w, const void *rec, size_t size)
+/* The fixed part of a typed record (event.h) after its header, which wrec_begin wrote. */
+static void wrec_fixed(struct pd_writer *w, const void *rec, size_t size)
 {
 	size_t h = sizeof(struct perf_event_header);
 
-	rec_put(w, (const uint8_t *)rec + h, size - h);
+	wrec_put(w, (const uint8_t *)rec + h, size - h);
 }
 
 static void rec_u64(struct pd_writer *w, uint64_t v)
 {
-	rec_put(w, &v, 8);
+	wrec_put(w, &v, 8);
 }
 
 static void rec_u32x2(struct pd_writer *w, uint32_t a, uint32_t b)
 {
 	uint32_t v[2] = {a, b};
 
-	rec_put(w, v, 8);
+	wrec_put(w, v, 8);
 }
 
 /* NUL-terminated, zero padded to 8 like the kernel's COMM/MMAP names. */
-static void rec_str(struct pd_writer *w, const char *s)
+static void wrec_str(struct pd_writer *w, const char *s)
 {
 	size_t n = strlen(s) + 1;
 
-	rec_put(w, s, n);
-	rec_put(w, NULL, PERF_ALIGN(n, 8) - n);
+	wrec_put(w, s, n);
+	wrec_put(w, NULL, PERF_ALIGN(n, 8) - n);
 }
 
-static void rec_sid(struct pd_writer *w, const struct pd_sample_id *sid)
+static void wrec_sid(struct pd_writer *w, const struct pd_sample_id *sid)
 {
 	static const struct pd_sample_id zero;
 	uint64_t t;
@@ -210,26 +210,26 @@ static void rec_sid(struct pd_writer *w, const struct pd_sample_id *sid)
 		rec_u64(w, sid->id);
 }
 
-static int rec_end(struct pd_writer *w)
+static int wrec_end(struct pd_writer *w)
 {
 	struct perf_event_header *h = (void *)w->rec;
-	size_t len = PERF_ALIGN(w->rec_len, 8);
+	size_t len = PERF_ALIGN(w->wrec_len, 8);
 
 	if (w->err)
 		return w->err;
 	if (len > PD_MAX_RECORD)
 		return -E2BIG;
-	rec_put(w, NULL, len - w->rec_len);
+	wrec_put(w, NULL, len - w->wrec_len);
 	h->size = (uint16_t)len;
 	return w_record(w, w->rec, len);
 }
 
 static int emit_attr_rec(struct pd_writer *w, const struct pd_wattr *a)
 {
-	rec_begin(w, PERF_RECORD_HEADER_ATTR, 0);
-	rec_put(w, &a->attr, sizeof(a->attr));
-	rec_put(w, a->ids, a->nr_ids * 8);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_HEADER_ATTR, 0);
+	wrec_put(w, &a->attr, sizeof(a->attr));
+	wrec_put(w, a->ids, a->nr_ids * 8);
+	return wrec_end(w);
 }
 
 /* HEADER_FEATURE record: header, u64 feat_id, the payload, padded to 8. */
@@ -240,10 +240,10 @@ static int emit_feature_rec(struct pd_writer *w, int feat)
 
 	err = pd_wfeat_encode(&w->feat, feat, w->attrs, w->nr_attrs, &b);
 	if (!err) {
-		rec_begin(w, PERF_RECORD_HEADER_FEATURE, 0);
+		wrec_begin(w, PERF_RECORD_HEADER_FEATURE, 0);
 		rec_u64(w, (uint64_t)feat);
-		rec_put(w, b.p, b.len);
-		err = rec_end(w);
+		wrec_put(w, b.p, b.len);
+		err = wrec_end(w);
 	}
 	pd_buf_free(&b);
 	if (!err)
@@ -404,9 +404,9 @@ int pd_write_raw(struct pd_writer *w, const void *rec)
 		return w->err;
 	if (h->size < sizeof(*h))
 		return -EINVAL;
-	rec_begin(w, h->type, h->misc);
-	rec_put(w, h + 1, h->size - sizeof(*h));
-	return rec_end(w);
+	wrec_begin(w, h->type, h->misc);
+	wrec_put(w, h + 1, h->size - sizeof(*h));
+	return wrec_end(w);
 }
 
 int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
@@ -416,7 +416,7 @@ int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
 	if (evidx < 0 || (size_t)evidx >= w->nr_attrs)
 		return -EINVAL;
 	t = w->attrs[evidx].attr.sample_type;
-	rec_begin(w, PERF_RECORD_SAMPLE, s->misc);
+	wrec_begin(w, PERF_RECORD_SAMPLE, s->misc);
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		rec_u64(w, s->id);
 	if (t & PERF_SAMPLE_IP)
@@ -437,7 +437,7 @@ int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
 		if (s->nr_ips > PD_MAX_RECORD / 8)
 			return -E2BIG;
 		rec_u64(w, s->nr_ips);
-		rec_put(w, s->ips, s->nr_ips * 8);
+		wrec_put(w, s->ips, s->nr_ips * 8);
 	}
 	if (t & PERF_SAMPLE_RAW) {
 		/* The kernel pads the raw blob so that u32 size + data ends 8-aligned and
@@ -447,11 +447,11 @@ int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
 		if (s->raw_size > PD_MAX_RECORD)
 			return -E2BIG;
 		sz = (uint32_t)(PERF_ALIGN(s->raw_size + 4, 8) - 4);
-		rec_put(w, &sz, 4);
-		rec_put(w, s->raw, s->raw_size);
-		rec_put(w, NULL, sz - s->raw_size);
+		wrec_put(w, &sz, 4);
+		wrec_put(w, s->raw, s->raw_size);
+		wrec_put(w, NULL, sz - s->raw_size);
 	}
-	return rec_end(w);
+	return wrec_end(w);
 }
 
 int pd_write_comm(struct pd_writer *w, uint32_t pid, uint32_t tid, const char *comm, bool exec,
@@ -462,11 +462,11 @@ int pd_write_comm(struct pd_writer *w, uint32_t pid, uint32_t tid, const char *c
 
 	/* The kernel's TASK_COMM_LEN; perf expects no more. */
 	snprintf(name, sizeof(name), "%s", comm);
-	rec_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
-	rec_fixed(w, &r, sizeof(r));
-	rec_str(w, name);
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_str(w, name);
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_mmap(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t tid, uint64_t start,
@@ -476,11 +476,11 @@ int pd_write_mmap(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t 
 	struct perf_record_mmap r = {
 		.pid = pid, .tid = tid, .start = start, .len = len, .pgoff = pgoff};
 
-	rec_begin(w, PERF_RECORD_MMAP, cpumode & PERF_RECORD_MISC_CPUMODE_MASK);
-	rec_fixed(w, &r, sizeof(r));
-	rec_str(w, filename);
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_MMAP, cpumode & PERF_RECORD_MISC_CPUMODE_MASK);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_str(w, filename);
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_mmap2(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t tid,
@@ -505,11 +505,11 @@ int pd_write_mmap2(struct pd_writer *w, uint16_t cpumode, uint32_t pid, uint32_t
 		r.build_id_size = (uint8_t)build_id_size;
 		memcpy(r.build_id, build_id, build_id_size);
 	}
-	rec_begin(w, PERF_RECORD_MMAP2, misc);
-	rec_fixed(w, &r, sizeof(r));
-	rec_str(w, filename);
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_MMAP2, misc);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_str(w, filename);
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_task(struct pd_writer *w, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
@@ -520,36 +520,36 @@ int pd_write_task(struct pd_writer *w, uint32_t type, uint32_t pid, uint32_t ppi
 
 	if (type != PERF_RECORD_FORK && type != PERF_RECORD_EXIT)
 		return -EINVAL;
-	rec_begin(w, type, 0);
-	rec_fixed(w, &r, sizeof(r));
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, type, 0);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_lost(struct pd_writer *w, uint64_t id, uint64_t lost, const struct pd_sample_id *sid)
 {
 	struct perf_record_lost r = {.id = id, .lost = lost};
 
-	rec_begin(w, PERF_RECORD_LOST, 0);
-	rec_fixed(w, &r, sizeof(r));
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_LOST, 0);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_lost_samples(struct pd_writer *w, uint64_t lost, const struct pd_sample_id *sid)
 {
 	struct perf_record_lost_samples r = {.lost = lost};
 
-	rec_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
-	rec_fixed(w, &r, sizeof(r));
-	rec_sid(w, sid);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
+	wrec_fixed(w, &r, sizeof(r));
+	wrec_sid(w, sid);
+	return wrec_end(w);
 }
 
 int pd_write_finished_round(struct pd_writer *w)
 {
-	rec_begin(w, PERF_RECORD_FINISHED_ROUND, 0);
-	return rec_end(w);
+	wrec_begin(w, PERF_RECORD_FINISHED_ROUND, 0);
+	return wrec_end(w);
 }
 
 uint64_t pd_writer_data_size(const struct pd_writer *w)
