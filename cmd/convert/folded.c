@@ -214,7 +214,8 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 		if (s->event == ev && add_line(&f, cg, s, by_time ? s->period : s->count))
 			goto out;
 	}
-	qsort_r(f.lines, f.nr_lines, sizeof(*f.lines), cmp_lines, &f);
+	if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
+		qsort_r(f.lines, f.nr_lines, sizeof(*f.lines), cmp_lines, &f);
 	o = open_memstream(out, len);
 	if (!o)
 		goto out;
