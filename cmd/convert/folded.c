@@ -36,8 +36,10 @@ struct folder {
 	struct hidx tok_idx;
 	struct token *toks;
 	size_t nr_toks, cap_toks;
-	uint32_t *frame_tok; /* frame id -> token + 1 (0: not made yet) */
-	uint32_t *seq;	     /* every line's token ids, back to back */
+	uint32_t *frame_tok;	/* frame id -> token + 1 (0: not made yet) */
+	const char *last_comm;	/* comms are interned by the callgraph: equal ones, */
+	uint32_t last_comm_tok; /* equal pointers; the last one's token */
+	uint32_t *seq;		/* every line's token ids, back to back */
 	size_t nr_seq, cap_seq;
 	struct hidx line_idx;
 	struct line *lines;
@@ -121,9 +123,11 @@ static int add_line(struct folder *f, const struct cg_profile *cg, const struct 
 		need += cg_loc(cg, s->locs[i])->nr_frames;
 	if (pa_grow((void **)&f->seq, &f->cap_seq, f->nr_seq + need, sizeof(*f->seq)))
 		return -ENOMEM;
-	t = token(f, s->comm, "");
+	t = s->comm == f->last_comm ? f->last_comm_tok : token(f, s->comm, "");
 	if (t == UINT32_MAX)
 		return -ENOMEM;
+	f->last_comm = s->comm;
+	f->last_comm_tok = t;
 	f->seq[f->nr_seq + key.nr++] = t;
 	for (i = s->nr; i-- > 0;) {
 		const struct cg_loc *l = cg_loc(cg, s->locs[i]);

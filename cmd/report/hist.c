@@ -224,23 +224,6 @@ struct graph_build {
 	struct hidx cand_idx;
 };
 
-static int grow_arr(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 1024;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static bool cand_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct graph_cand *a = &((const struct graph_build *)ctx)->cands[id], *b = key;
@@ -250,7 +233,7 @@ static bool cand_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint32_t node_add(struct graph_build *g, struct chain_node *n)
 {
-	if (grow_arr((void **)&g->nodes, &g->cap_nodes, g->nr_nodes + 1, sizeof(*g->nodes)))
+	if (pa_grow((void **)&g->nodes, &g->cap_nodes, g->nr_nodes + 1, sizeof(*g->nodes)))
 		return UINT32_MAX;
 	g->nodes[g->nr_nodes] = n;
 	return g->nr_nodes++;
@@ -265,7 +248,7 @@ static int graph_items(struct graph_build *g, const struct cg_stack *s, uint32_t
 	struct hist_entry key, *e;
 	size_t i, j, nr = expand(h->cg, s, exp), base = g->nr_seqs, nr_seen = 0;
 
-	if (grow_arr((void **)&g->seqs, &g->cap_seqs, g->nr_seqs + nr, sizeof(*g->seqs)))
+	if (pa_grow((void **)&g->seqs, &g->cap_seqs, g->nr_seqs + nr, sizeof(*g->seqs)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++)
 		g->seqs[base + i] = o->order == ORDER_CALLER ? exp[nr - 1 - i] : exp[i];
@@ -292,7 +275,7 @@ static int graph_items(struct graph_build *g, const struct cg_stack *s, uint32_t
 		seen[nr_seen++] = e;
 		if (!e->graph)
 			continue;
-		if (grow_arr((void **)&g->items, &g->cap_items, g->nr_items + 1, sizeof(*g->items)))
+		if (pa_grow((void **)&g->items, &g->cap_items, g->nr_items + 1, sizeof(*g->items)))
 			return -ENOMEM;
 		g->items[g->nr_items++] = (struct graph_item){
 			.pos = base + start, .end = base + nr, .node = e->graph - 1, .stack = sidx};
@@ -329,8 +312,8 @@ static int graph_level_build(struct graph_build *g, const struct cg_profile *cg,
 		hh = hash_mix(hash_mix(hash_mix(0, key.parent), key.func), key.inlined);
 		c = hidx_find(&g->cand_idx, hh, cand_eq, g, &key);
 		if (c < 0) {
-			if (grow_arr((void **)&g->cands, &g->cap_cands, g->nr_cands + 1,
-				     sizeof(*g->cands)) ||
+			if (pa_grow((void **)&g->cands, &g->cap_cands, g->nr_cands + 1,
+				    sizeof(*g->cands)) ||
 			    hidx_insert(&g->cand_idx, hh, g->nr_cands))
 				return -ENOMEM;
 			c = g->nr_cands++;
