@@ -56,9 +56,6 @@ __u32 switch_ins_seen;
 /* Tests (PA_RECORD_DROP_EVERY): every Nth sample is dropped as if the buffer were full. */
 const volatile __u32 drop_every = 0;
 __u32 submits_seen;
-/* PROFILE_USTACK_RSEQ, _SYS_EXIT: threads with a user stack pending, so that the
- * returns to user space of everyone else cost no look-up while there are none. */
-__u64 ustacks_pending;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
 
@@ -487,10 +484,7 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 /* tid's last switch: it never comes back, free what it had. */
 static __always_inline void forget(struct offcpu_when *w, __u32 tid, bool btf)
 {
-	if (w->ustack_pending) {
-		w->ustack_pending = 0;
-		__sync_fetch_and_sub(&ustacks_pending, 1);
-	}
+	w->ustack_pending = 0;
 	if (!btf)
 		bpf_map_delete_elem(&offcpu_tids, &tid);
 	if (offcpu_ustack == PROFILE_USTACK_TASK_WORK)
@@ -667,8 +661,6 @@ static __always_inline void ustack_at_return(struct offcpu_when *w, struct task_
 
 	if (w->ustack_pending && (w->user_sp != sp || w->user_ip != ip))
 		send_no_ustack(next->tgid, tid);
-	if (!w->ustack_pending)
-		__sync_fetch_and_add(&ustacks_pending, 1);
 	w->user_sp = sp;
 	w->user_ip = ip;
 	w->ustack_pending = 1;
@@ -799,22 +791,14 @@ int on_switch_raw(struct bpf_raw_tracepoint_args *ctx)
  * The current thread goes back to user space with user registers regs: if a stack
  * is pending for it and the registers are those it entered the kernel with, its
  * user stack is the one it blocked with; with others it went back some other way
- * and has run since, and its held samples get no user stack.  While no thread has
- * a stack pending this costs one load.
+ * and has run since, and its held samples get no user stack.
  */
-static __always_inline void ustack_returning(struct pt_regs *regs)
+static __always_inline void ustack_returning(struct task_struct *cur, struct offcpu_when *w,
+					     struct pt_regs *regs)
 {
-	struct task_struct *cur;
-	struct offcpu_when *w;
-
-	if (!ustacks_pending)
-		return;
-	cur = bpf_get_current_task_btf();
-	w = bpf_task_storage_get(&offcpu_tasks, cur, NULL, 0);
-	if (!w || !w->ustack_pending)
+	if (!w->ustack_pending)
 		return;
 	w->ustack_pending = 0;
-	__sync_fetch_and_sub(&ustacks_pending, 1);
 	if (PT_REGS_SP_CORE(regs) == w->user_sp && PT_REGS_IP_CORE(regs) == w->user_ip)
 		send_ustack();
 	else
@@ -822,16 +806,69 @@ static __always_inline void ustack_returning(struct pt_regs *regs)
 }
 
 /*
+ * The current thread goes back to user space with w's stretch still open: it came
+ * back through a switch-in the tracepoint did not report (emit_untraced()).  Where
+ * its stacks were not stashed at switch-out, the user stack it goes back to is the
+ * one it blocked with, since it has not run in user space since: that is sent, so
+ * the stretch keeps its place.  The kernel stack it blocked in is gone.
+ */
+static __always_inline void emit_returned(struct offcpu_when *w, struct task_struct *cur)
+{
+	__u32 slot = SLOT_USTACK;
+	struct profile_sample *s;
+	__u64 delta;
+
+	if (stashed_at_switch_out(cur, w->state)) {
+		emit_untraced(w, cur, cur->tgid, cur->pid);
+		return;
+	}
+	delta = elapsed(w->time, last_arrival(cur));
+	w->time = 0;
+	count(PROFILE_UNTRACED_IN, 1);
+	if (delta < offcpu_min_ns)
+		return;
+	bpf_preempt_disable();
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (s) {
+		offcpu_head(s, cur->tgid, cur->pid, w->cpu, w->state);
+		s->time = bpf_ktime_get_ns();
+		s->period = delta;
+		s->flags = 0;
+		s->nr_kernel = 0;
+		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK));
+		if (!submit(s))
+			count(PROFILE_LOST_OFFCPU, 1);
+	}
+	bpf_preempt_enable();
+}
+
+/*
+ * PROFILE_USTACK_RSEQ, _SYS_EXIT: the current thread goes back to user space (or
+ * exits) with user registers regs.  Target threads pay a task storage lookup;
+ * others, which have no task storage, a load or two.
+ */
+static __always_inline void returning(struct pt_regs *regs)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct offcpu_when *w = bpf_task_storage_get(&offcpu_tasks, cur, NULL, 0);
+
+	if (!w)
+		return;
+	/* The pending stack first: it is for an earlier stretch than an open one. */
+	ustack_returning(cur, w, regs);
+	if (w->time)
+		emit_returned(w, cur);
+}
+
+/*
  * PROFILE_USTACK_RSEQ: a thread with an rseq area (glibc registers one for every
  * thread) passes here on its way back to user space after every switch-out, from
- * a system call, a page fault or an interrupt alike.  Only those threads pay.
+ * a system call, a page fault or an interrupt alike.
  */
 SEC("tp_btf/rseq_update")
 int on_rseq_update(__u64 *ctx __attribute__((unused)))
 {
-	/* Tested here too: the registers cost a helper call. */
-	if (ustacks_pending)
-		ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 	return 0;
 }
 
@@ -843,8 +880,7 @@ int on_rseq_update(__u64 *ctx __attribute__((unused)))
 SEC("tp_btf/sched_process_exit")
 int on_exit_ustack(__u64 *ctx __attribute__((unused)))
 {
-	if (ustacks_pending)
-		ustack_returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+	returning((struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 	return 0;
 }
 
@@ -855,7 +891,7 @@ int on_exit_ustack(__u64 *ctx __attribute__((unused)))
 SEC("tp_btf/sys_exit")
 int on_sys_exit(__u64 *ctx)
 {
-	ustack_returning((struct pt_regs *)ctx[0]);
+	returning((struct pt_regs *)ctx[0]);
 	return 0;
 }
 

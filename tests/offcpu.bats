@@ -85,8 +85,11 @@ record_sleep() {
 	require_root
 	record_sleep
 	got=$(offcpu_ns p.data sleeper 'nanosleep')
-	want=$(cat slept)
-	in_range "$(ratio "$got" "$want")" 0.90 1.10
+	all=$(offcpu_ns p.data sleeper)
+	echo "under sleeper(): $all ns, with nanosleep kernel frames: $got ns"
+	# A stretch whose switch-in the tracepoint missed has no kernel stack (rseq,
+	# sys_exit): one in twenty on a bad run, so not all of it, but nearly.
+	in_range "$(ratio "$got" "$all")" 0.80 1.00
 }
 
 @test "offcpu: mutex wait is under take_lock() with futex kernel frames above it" {
@@ -281,13 +284,32 @@ untraced_count() {
 	*) skip "this kernel loads no method that defers user stacks: $(method_used)" ;;
 	esac
 	[ "$(untraced_count)" -ge 3 ] || fail "only $(untraced_count) switch-ins were skipped"
-	# The stacks of those stretches are gone (time under [unknown]): sum by thread,
-	# the sleeper being the thread with the most off-CPU samples.
+	# Under task_work the stacks of those stretches are gone (time under [unknown]):
+	# sum by thread, the sleeper being the thread with the most off-CPU samples.
 	read -r tid ns < <(perf script -i p.data -F tid,period,event 2>/dev/null | awk '
 		/offcpu-time/ { n[$1]++; t[$1] += $2 }
 		END { for (k in n) if (n[k] > best) { best = n[k]; b = k }; print b, t[b] }')
 	echo "sleeper thread $tid: $ns ns off the CPU, slept $(cat slept) ns"
 	in_range "$(ratio "$ns" "$(cat slept)")" 0.90 1.10
+}
+
+# untraced_kept M: every third switch-in looks untraced under method M, whose user
+# stack is then taken as the thread goes back to user space: the time stays on
+# sleeper().
+untraced_kept() {
+	PA_RECORD_SKIP_SWITCH_IN=3 use_method "$1" || return 1
+	[ "$(untraced_count)" -ge 3 ] || fail "only $(untraced_count) switch-ins were skipped"
+	in_range "$(ratio "$(offcpu_ns p.data sleeper)" "$(cat slept)")" 0.90 1.10
+}
+
+@test "offcpu: rseq: a switch-in the tracepoint missed keeps the user stack the thread went back to" {
+	require_root
+	untraced_kept rseq
+}
+
+@test "offcpu: sys_exit: a switch-in the tracepoint missed keeps the user stack the thread went back to" {
+	require_root
+	untraced_kept sys-exit
 }
 
 @test "offcpu: a switch-in the tracepoint missed keeps the stacks stashed at switch-out" {

@@ -488,6 +488,24 @@ static int record_loop(struct rec_session *s)
 	return s->write_err;
 }
 
+/*
+ * What the stretches whose switch-in went unreported kept, by method: those that
+ * defer the user stack take it as the thread goes back to user space, when it does
+ * before blocking again (rseq, sys_exit for sleeps) or never (task_work).
+ */
+static const char *untraced_stacks(int method)
+{
+	switch (method) {
+	case REC_SWITCH_TASK_WORK:
+		return ", without a stack";
+	case REC_SWITCH_RSEQ:
+	case REC_SWITCH_SYS_EXIT:
+		return ", most with the user stack they went back to but no kernel stack";
+	default:
+		return "";
+	}
+}
+
 static void summary(struct rec_session *s)
 {
 	struct stat st;
@@ -541,9 +559,7 @@ static void summary(struct rec_session *s)
 	if (s->off_untraced_in && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches ended by a switch-in the sched_switch tracepoint "
 			"did not report; timed to the thread's last arrival on a CPU%s",
-			(unsigned long long)s->off_untraced_in,
-			s->switch_method <= REC_SWITCH_SYS_EXIT ? ", some without a user stack"
-								: "");
+			(unsigned long long)s->off_untraced_in, untraced_stacks(s->switch_method));
 	if (s->opts.offcpu && s->off_short && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
 			(unsigned long long)s->off_short, s->off_short_ns / 1e9);
