@@ -111,6 +111,24 @@ load lib/helpers
 	grep -qE '^\s+[0-9.]+%\s+syscall_heavy\s*$' <<<"$output"
 }
 
+@test "record: -a -- CMD records the whole system for as long as CMD runs" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_REPORT"
+	w=$(wl cpu_split)
+	"$w" 6 3>&- &
+	sleep 0.2
+	t0=$(ms_now)
+	pa_record -q -a -o a.data -- sleep 1 || fail "pa-record -a -- sleep 1 failed"
+	t=$(($(ms_now) - t0))
+	echo "pa-record -a -- sleep 1 ran ${t} ms"
+	[ "$t" -ge 1000 ] && [ "$t" -lt 4000 ] || fail "ran ${t} ms for a 1 s command"
+	run "$PA_REPORT" --no-children --sort comm -g none -i a.data
+	[ "$status" -eq 0 ] || fail "pa-report failed: $output"
+	echo "$output"
+	# cpu_split is no child of CMD: only a system-wide recording has it.
+	grep -qE '^\s+[0-9.]+%\s+cpu_split\s*$' <<<"$output"
+}
+
 @test "record: -d bounds the recording time of a longer command" {
 	require_root
 	require_bin "$PA_RECORD" "$PA_REPORT"

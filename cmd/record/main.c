@@ -32,7 +32,8 @@ static const char usage[] =
 	"usage: pa-record [options] [-- CMD [ARGS...]]\n"
 	"  -p, --pid PID[,PID...]  profile existing processes and what they start\n"
 	"  -a, --all-cpus          profile the whole system\n"
-	"  -- CMD ARGS             start CMD and profile it until it exits\n"
+	"  -- CMD ARGS             start CMD and profile it until it exits (with -a:\n"
+	"                          the whole system until CMD exits)\n"
 	"  -d, --duration DUR      stop after DUR (30s, 500ms, 2m, 1h)\n"
 	"  -F, --freq HZ           samples per second per CPU (default 99)\n"
 	"      --no-kernel         no kernel frames\n"
@@ -364,9 +365,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (env_count("PA_RECORD_DROP_EVERY", &o->drop_every))
 		return -EINVAL;
 
-	modes = !!o->nr_pids + o->system_wide + !!o->cmd_argv;
+	/* -a -- CMD: the whole system for as long as CMD runs, as perf record -a. */
+	modes = !!o->nr_pids + (o->system_wide || o->cmd_argv);
 	if (modes != 1) {
-		pa_err("%s; give exactly one of -p PID, -a, or -- CMD",
+		pa_err("%s; give one of -p PID, -a, or -- CMD (or -a -- CMD)",
 		       modes ? "conflicting targets" : "nothing to profile");
 		return -EINVAL;
 	}
@@ -616,7 +618,7 @@ int main(int argc, char **argv)
 		err = rec_target_add(&s, s.opts.pids[i]);
 	if (!err && s.opts.cmd_argv) {
 		err = rec_cmd_fork(&s);
-		if (!err)
+		if (!err && !s.opts.system_wide)
 			err = rec_target_add(&s, s.child);
 	}
 	if (!err)
