@@ -963,19 +963,30 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* A new process whose parent is followed is followed too (threads share the tgid). */
+/*
+ * A new process whose parent is followed is followed too (threads share the tgid).
+ * It starts with its parent's mappings, so it starts with a copy of the parent's
+ * unwind entry: its first samples unwind fully, with no round trip to pa-record
+ * (until it execs or maps new code, which it then reports).
+ */
 SEC("tp_btf/sched_process_fork")
 int on_fork(__u64 *ctx)
 {
 	struct task_struct *parent = (void *)ctx[0], *child = (void *)ctx[1];
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	const struct unwind_proc *pm;
 	__u8 v = PROFILE_TARGET_CHILD;
 
-	if (system_wide || ptgid == ctgid)
+	if (ptgid == ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &ptgid) &&
+	if (!system_wide && bpf_map_lookup_elem(&targets, &ptgid) &&
 	    bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY))
 		count(PROFILE_LOST_TARGETS, 1);
+	if (unwind_mode == UNWIND_MODE_FP)
+		return 0;
+	pm = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+	if (pm && bpf_map_update_elem(&unwind_procs, &ctgid, pm, BPF_ANY))
+		unwind_count(UNWIND_FORK_LOST, 1);
 	return 0;
 }
 
@@ -990,15 +1001,22 @@ int on_exit(__u64 *ctx)
 	struct task_struct *p = (void *)ctx[0];
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
-	if (system_wide)
-		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	bpf_map_delete_elem(&targets, &tgid);
+	if (!system_wide)
+		bpf_map_delete_elem(&targets, &tgid);
+	/* Copied at fork, maybe never known to pa-record (-a): freed here. */
+	if (unwind_mode != UNWIND_MODE_FP) {
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+		bpf_map_delete_elem(&unwind_missing, &tgid);
+	}
 	return 0;
 }
 
-/* exec replaced the process's mappings: forget them until pa-record loads the new ones. */
+/*
+ * exec replaced the process's mappings: forget them, and ask pa-record for the new
+ * ones now (the binary and its interpreter are mapped), not at the first walk.
+ */
 SEC("tp_btf/sched_process_exec")
 int on_exec(__u64 *ctx __attribute__((unused)))
 {
@@ -1007,5 +1025,7 @@ int on_exec(__u64 *ctx __attribute__((unused)))
 	if (unwind_mode == UNWIND_MODE_FP)
 		return 0;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (is_target(tgid))
+		unwind_ask(tgid, UNWIND_NOTICE_EXEC);
 	return 0;
 }

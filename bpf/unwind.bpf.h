@@ -40,6 +40,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UNWIND_MAX_TABLES);
+	__type(key, struct unwind_file_key);
+	__type(value, struct unwind_file);
+} unwind_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -75,17 +82,25 @@ struct {
 #define UNWIND_GOING 0xff
 #define EEXIST	     17 /* errno-base.h */
 
+/* bpf_find_vma's result: a VMA of a file whose table is loaded. */
+struct unwind_vma {
+	__u64 start, end, adj;
+	__u32 table, found;
+};
+
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
 	struct task_struct *task; /* whose stack: the current task's when not remote */
 	__u32 pid, slot;
-	__u32 cfi, fp; /* frames stepped each way */
-	__u8 exact;    /* pc is where the thread was, not a return address */
-	__u8 end;      /* UNWIND_END_*, UNWIND_GOING while walking */
-	__u8 missing;  /* some frame had no table */
-	__u8 unsup;    /* some frame had an unsupported row */
-	__u8 stale;    /* the process's mappings are unknown or out of date */
+	__u32 cfi, fp;	/* frames stepped each way */
+	__u8 exact;	/* pc is where the thread was, not a return address */
+	__u8 end;	/* UNWIND_END_*, UNWIND_GOING while walking */
+	__u8 missing;	/* some frame had no table */
+	__u8 unsup;	/* some frame had an unsupported row */
+	__u8 stale;	/* the process's mappings are unknown or out of date */
+	__u8 vma_tried; /* vma was looked up (once per walk) */
+	struct unwind_vma vma;
 };
 
 static __always_inline void unwind_count(__u32 slot, __u64 v)
@@ -176,25 +191,95 @@ __noinline __u64 unwind_row_at(__u32 table, __u64 tpc)
 	       r->type;
 }
 
-/* The rule for pc in process pid (exact: pc is not a return address), packed. */
-static __always_inline __u64 unwind_lookup(__u32 pid, __u64 pc, __u32 exact)
+#define VM_EXEC_FLAG 0x4
+
+static long unwind_vma_cb(struct task_struct *task __attribute__((unused)),
+			  struct vm_area_struct *vma, void *data)
+{
+	struct unwind_vma *v = data;
+	const struct unwind_file *f;
+	struct unwind_file_key k;
+	struct file *file;
+	__u64 pgoff;
+
+	if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_FLAG))
+		return 0;
+	file = BPF_CORE_READ(vma, vm_file);
+	if (!file)
+		return 0;
+	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	f = bpf_map_lookup_elem(&unwind_files, &k);
+	if (!f)
+		return 0;
+	pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	if (pgoff < (f->off & ~4095ull) || pgoff >= f->off + f->filesz)
+		return 0;
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->adj = v->start - (f->vaddr + (pgoff - f->off)) + f->base;
+	v->table = f->table;
+	v->found = 1;
+	return 0;
+}
+
+/*
+ * The current task's VMA holding pc, into *v, where it maps a file whose table is
+ * loaded.  Once per walk: in interrupt context the helper unlocks the mm from an
+ * irq_work, and refuses (-EBUSY) until that has run.
+ */
+__noinline int unwind_vma_find(__u64 pc, struct unwind_vma *v)
+{
+	struct unwind_vma found = {}; /* the helper takes a pointer to the stack only */
+
+	if (!v)
+		return 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &found, 0))
+		found.found = 0;
+	*v = found;
+	return found.found;
+}
+
+/*
+ * The rule for w's pc (exact: not a return address), packed.  A pc outside the
+ * process's known mappings (none yet: a process just forked or exec'd, or a
+ * library just mapped) is looked for in the current task's VMAs, once per walk,
+ * and the VMA found serves the walk's later frames in the same file: any file
+ * whose table is loaded unwinds before its process's mappings are.
+ */
+static __always_inline __u64 unwind_lookup(struct unwind_walk *w, __u64 pc, bool remote)
 {
 	const struct unwind_proc *pm;
 	const struct unwind_map *m;
-	int i = unwind_map_index(pid, pc);
+	__u64 tpc = w->exact ? pc : pc - 1;
+	int i = unwind_map_index(w->pid, pc);
 
-	if (i < 0)
-		return UNWIND_LK_NO_MAP;
-	pm = bpf_map_lookup_elem(&unwind_procs, &pid);
+	if (i < 0) {
+		if (remote)
+			return UNWIND_LK_NO_MAP;
+		if (!w->vma_tried) {
+			w->vma_tried = 1;
+			unwind_vma_find(pc, &w->vma);
+		}
+		if (!w->vma.found || pc < w->vma.start || pc >= w->vma.end)
+			return UNWIND_LK_NO_MAP;
+		unwind_count(UNWIND_FRAMES_VMA, 1);
+		return UNWIND_LK_NO_MAP | unwind_row_at(w->vma.table, tpc - w->vma.adj);
+	}
+	pm = bpf_map_lookup_elem(&unwind_procs, &w->pid);
 	if (!pm)
 		return UNWIND_LK_NO_MAP;
 	m = &pm->m[i & (UNWIND_MAX_MAPS - 1)];
 	if (m->table == UNWIND_NO_TABLE)
 		return 0;
-	return unwind_row_at(m->table, (exact ? pc : pc - 1) - m->adj);
+	return unwind_row_at(m->table, tpc - m->adj);
 }
 
-/* Why the walk cannot go on from a frame the frame pointer could not step. */
+/*
+ * Why the walk cannot go on: a frame stepped by the frame pointer for lack of a
+ * table (or for a row the walker cannot follow) makes whatever fails after it,
+ * garbage read through a register that held no frame pointer, that frame's fault.
+ */
 static __always_inline __u8 unwind_fail_reason(const struct unwind_walk *w)
 {
 	if (w->missing)
@@ -237,7 +322,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 	buf->ips[n] = pc;
 	buf->n = n + 1;
 
-	lk = unwind_lookup(w->pid, pc, w->exact);
+	lk = unwind_lookup(w, pc, remote);
 	if (lk & UNWIND_LK_NO_MAP)
 		w->stale = 1;
 	if (lk & UNWIND_LK_ROW) {
@@ -256,7 +341,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		if (unwind_read(w, &w->pc, sp + UNWIND_SIG_RIP_OFF, remote) ||
 		    unwind_read(w, &w->sp, sp + UNWIND_SIG_RSP_OFF, remote) ||
 		    unwind_read(w, &w->bp, sp + UNWIND_SIG_RBP_OFF, remote)) {
-			w->end = UNWIND_END_READ_FAILED;
+			w->end = unwind_fail_reason(w);
 			return 1;
 		}
 		w->exact = 1;
@@ -277,7 +362,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		break;
 	case UNWIND_CFA_DEREF_RBP:
 		if (unwind_read(w, &cfa, bp + off, remote)) {
-			w->end = UNWIND_END_READ_FAILED;
+			w->end = unwind_fail_reason(w);
 			return 1;
 		}
 		break;
@@ -315,20 +400,20 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 
 	/* The stack grows down: a caller's frame is above.  Anything else is garbage. */
 	if (cfa <= sp || unwind_read(w, &ra, cfa - 8, remote)) {
-		w->end = UNWIND_END_READ_FAILED;
+		w->end = unwind_fail_reason(w);
 		return 1;
 	}
 	switch (rbp_rule) {
 	case UNWIND_RBP_CFA_OFF:
 		if (unwind_read(w, &v, cfa + 8 * rbp_off, remote)) {
-			w->end = UNWIND_END_READ_FAILED;
+			w->end = unwind_fail_reason(w);
 			return 1;
 		}
 		w->bp = v;
 		break;
 	case UNWIND_RBP_AT_RBP:
 		if (unwind_read(w, &v, bp + 8 * rbp_off, remote)) {
-			w->end = UNWIND_END_READ_FAILED;
+			w->end = unwind_fail_reason(w);
 			return 1;
 		}
 		w->bp = v;
@@ -361,20 +446,24 @@ static long unwind_step_remote(__u32 i __attribute__((unused)), void *ctx)
 }
 
 /*
- * Ask pa-record (once, until it has looked) to load the process's mappings.  A
- * request that cannot be sent is forgotten, so the next walk asks again.
+ * Ask pa-record to load pid's mappings (why: UNWIND_NOTICE_*).  A walk asks once,
+ * until pa-record has looked (unwind_missing); an exec always asks.  A request
+ * that cannot be sent is forgotten, so the next walk asks again.
  */
-static __always_inline void unwind_notify_missing(__u32 pid)
+static __always_inline void unwind_ask(__u32 pid, __u32 why)
 {
+	struct unwind_notice n = {.pid = pid, .why = why};
 	__u8 one = 1;
-	long err = bpf_map_update_elem(&unwind_missing, &pid, &one, BPF_NOEXIST);
+	long err = bpf_map_update_elem(&unwind_missing, &pid, &one,
+				       why == UNWIND_NOTICE_EXEC ? BPF_ANY : BPF_NOEXIST);
 
 	if (err) {
 		if (err != -EEXIST)
 			unwind_count(UNWIND_MISSING_FULL, 1);
 		return;
 	}
-	if (bpf_ringbuf_output(&unwind_notify, &pid, sizeof(pid), 0)) {
+	n.time = bpf_ktime_get_ns();
+	if (bpf_ringbuf_output(&unwind_notify, &n, sizeof(n), 0)) {
 		unwind_count(UNWIND_NOTIFY_LOST, 1);
 		bpf_map_delete_elem(&unwind_missing, &pid);
 	}
@@ -419,8 +508,21 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 
 	bpf_loop(PROFILE_MAX_FRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
 
+	/*
+	 * A task in exec has no user stack to speak of once exec has replaced its
+	 * memory: its registers still point into the old program's stack, gone, or
+	 * already at the new program's entry.  A walk that did not complete there
+	 * read garbage; it is dropped, not counted as a failure of the walker.
+	 */
+	if (w.end != UNWIND_END_COMPLETE && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
+		w.end = UNWIND_END_EXEC;
+		w.stale = 0;
+		buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
+		if (buf)
+			buf->n = 0;
+	}
 	if (w.stale)
-		unwind_notify_missing(w.pid);
+		unwind_ask(w.pid, UNWIND_NOTICE_WALK);
 	unwind_count(w.end < UNWIND_END_NR ? w.end : UNWIND_END_DEPTH, 1);
 	unwind_count(UNWIND_FRAMES_CFI, w.cfi);
 	unwind_count(UNWIND_FRAMES_FP, w.fp);

@@ -154,7 +154,8 @@ static int64_t add(struct rec_files *fs, const struct rec_file *f, bool indexed)
 }
 
 /* f's unwind table: shared with a file of the same build-id, else the unwinder's. */
-static void table(struct rec_session *s, struct rec_file *f, int fd, const struct rec_file_ref *r)
+static void find_table(struct rec_session *s, struct rec_file *f, int fd,
+		       const struct rec_file_ref *r)
 {
 	struct rec_files *fs = &s->files;
 	int64_t twin = same_build_id(fs, f, true);
@@ -173,6 +174,14 @@ static void table(struct rec_session *s, struct rec_file *f, int fd, const struc
 	fs->reopens++;
 	rec_unwind_file_table(s, f, fd, r->path);
 	close(fd);
+}
+
+/* f's unwind table, made known to the walker by device and inode too. */
+static void table(struct rec_session *s, struct rec_file *f, int fd, const struct rec_file_ref *r)
+{
+	find_table(s, f, fd, r);
+	if (r->ino && !r->deleted)
+		rec_unwind_publish_file(s, f);
 }
 
 const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file_ref *r,

@@ -260,6 +260,7 @@ bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
  * needs it (call again with it).  0 otherwise.
  */
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path);
+void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
 void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
