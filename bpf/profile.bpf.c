@@ -1001,15 +1001,30 @@ int on_exit(__u64 *ctx)
 	struct task_struct *p = (void *)ctx[0];
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
+	if (system_wide)
+		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	if (!system_wide)
-		bpf_map_delete_elem(&targets, &tgid);
-	/* Copied at fork, maybe never known to pa-record (-a): freed here. */
-	if (unwind_mode != UNWIND_MODE_FP) {
-		bpf_map_delete_elem(&unwind_procs, &tgid);
-		bpf_map_delete_elem(&unwind_missing, &tgid);
-	}
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/*
+ * A process's unwind entry, copied at fork and maybe never known to pa-record (-a),
+ * goes when its group leader is freed: after every thread has exited, and after
+ * sched_process_exit, where a thread killed in its sleep still has its user stack
+ * walked.
+ */
+SEC("tp_btf/sched_process_free")
+int on_free(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if ((__u32)BPF_CORE_READ(p, pid) != tgid)
+		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&unwind_missing, &tgid);
 	return 0;
 }
 

@@ -488,6 +488,12 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		return -1;
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD_FLAG)
 		return 0;
+	/* An exiting task past exit_mm (its memory being torn down) has no user stack
+	 * left to walk. */
+	if (!BPF_CORE_READ(task, mm)) {
+		unwind_count(UNWIND_END_GONE, 1);
+		return 0;
+	}
 	/* The registers saved at the kernel entry: the interrupted user state, whether
 	 * the sample hit user or kernel code, and at a switch out of a syscall. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -515,7 +521,7 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 	 * read garbage; it is dropped, not counted as a failure of the walker.
 	 */
 	if (w.end != UNWIND_END_COMPLETE && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
-		w.end = UNWIND_END_EXEC;
+		w.end = UNWIND_END_GONE;
 		w.stale = 0;
 		buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
 		if (buf)

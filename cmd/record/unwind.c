@@ -51,7 +51,7 @@ struct rec_unwind {
 	struct uw_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct unwind_proc *val; /* scratch for one map value (16 KiB) */
-	struct bpf_link *exec_link, *fork_link, *exit_link;
+	struct bpf_link *exec_link, *fork_link, *free_link;
 	uint64_t *exec_lat; /* ns from each exec to its mappings in the kernel */
 	size_t nr_exec_lat, cap_exec_lat;
 	uint64_t loads, cache_hits, compiled;
@@ -95,12 +95,12 @@ void rec_unwind_configure(struct rec_session *s)
 	bpf_program__set_autoload(skel->progs.on_exec, cfi);
 	/* Attached by rec_unwind_init, in every mode (profile_bpf__attach is not in -a). */
 	bpf_program__set_autoattach(skel->progs.on_exec, false);
-	/* -a follows fork and exit only to give children their parent's unwind entry
-	 * and free it (rec_unwind_init attaches them); otherwise they are loaded. */
-	if (s->opts.system_wide) {
+	/* A process's entry is freed with it (on_free, attached by rec_unwind_init);
+	 * -a follows fork only to give children their parent's entry. */
+	bpf_program__set_autoload(skel->progs.on_free, cfi);
+	bpf_program__set_autoattach(skel->progs.on_free, false);
+	if (s->opts.system_wide)
 		bpf_program__set_autoload(skel->progs.on_fork, cfi);
-		bpf_program__set_autoload(skel->progs.on_exit, cfi);
-	}
 }
 
 static int on_notify(void *ctx, void *data, size_t size);
@@ -138,13 +138,13 @@ int rec_unwind_init(struct rec_session *s)
 		return err;
 	}
 	u->exec_link = bpf_program__attach(s->skel->progs.on_exec);
-	if (s->opts.system_wide && u->exec_link) {
+	if (u->exec_link)
+		u->free_link = bpf_program__attach(s->skel->progs.on_free);
+	if (s->opts.system_wide && u->free_link)
 		u->fork_link = bpf_program__attach(s->skel->progs.on_fork);
-		u->exit_link = bpf_program__attach(s->skel->progs.on_exit);
-	}
-	if (!u->exec_link || (s->opts.system_wide && (!u->fork_link || !u->exit_link))) {
+	if (!u->exec_link || !u->free_link || (s->opts.system_wide && !u->fork_link)) {
 		err = -errno;
-		pa_err("cannot attach to the sched_process_exec/fork/exit tracepoints: %s; use "
+		pa_err("cannot attach to the sched_process_exec/free/fork tracepoints: %s; use "
 		       "--unwind fp",
 		       strerror(-err));
 		return err;
@@ -521,21 +521,22 @@ void rec_unwind_summary(struct rec_session *s)
 		for (i = 0; i < s->nr_possible; i++)
 			tot[k] += vals[i];
 	}
-	/* A task in exec has no user stack to walk: not the walker's share. */
+	/* A task in exec or exit has no user stack to walk: not the walker's share. */
 	for (k = 0; k < UNWIND_END_NR; k++)
-		all += k == UNWIND_END_EXEC ? 0 : tot[k];
+		all += k == UNWIND_END_GONE ? 0 : tot[k];
 	if (!all)
 		return;
 	len = snprintf(line, sizeof(line), "stacks: %.1f%% complete (%s)",
 		       100.0 * tot[UNWIND_END_COMPLETE] / all,
 		       rec_unwind_mode_name(s->opts.unwind_mode));
 	for (k = 1; k < UNWIND_END_NR && len < sizeof(line); k++)
-		if (tot[k] && k != UNWIND_END_EXEC)
+		if (tot[k] && k != UNWIND_END_GONE)
 			len += snprintf(line + len, sizeof(line) - len, ", %.1f%% %s",
 					100.0 * tot[k] / all, names[k]);
-	if (tot[UNWIND_END_EXEC] && len < sizeof(line))
-		snprintf(line + len, sizeof(line) - len, "; %llu more in exec, with no user stack",
-			 (unsigned long long)tot[UNWIND_END_EXEC]);
+	if (tot[UNWIND_END_GONE] && len < sizeof(line))
+		snprintf(line + len, sizeof(line) - len,
+			 "; %llu more in exec or exit, with no user stack",
+			 (unsigned long long)tot[UNWIND_END_GONE]);
 	pa_info("%s", line);
 	if (tot[UNWIND_FORK_LOST])
 		pa_warn("unwind: %llu new processes did not get their parent's tables (the "
@@ -572,7 +573,7 @@ void rec_unwind_free(struct rec_session *s)
 		return;
 	bpf_link__destroy(u->exec_link);
 	bpf_link__destroy(u->fork_link);
-	bpf_link__destroy(u->exit_link);
+	bpf_link__destroy(u->free_link);
 	free(u->exec_lat);
 	if (u->rows)
 		munmap(u->rows, u->rows_len);
