@@ -30,7 +30,7 @@
 #include "base/util.h"
 
 #define UW_MAX_NEW_PER_ROUND 16		   /* -a: processes loaded per 100 ms round */
-#define UW_STALE_RELOAD_NS   1000000000ULL /* a still-stale process: reload once a second */
+#define UW_STALE_RELOAD_NS   50000000ULL /* a still-stale process: reload at most 20 times a second */
 
 struct uw_proc {
 	pid_t pid;
@@ -465,10 +465,12 @@ void rec_unwind_round(struct rec_session *s)
 			continue;
 		err = proc_load(s, p->pid);
 		p->loaded = !err;
+		/* Only a walk's report starts the wait: after the load an exec asked
+		 * for, the first report (a library just mapped) is answered at once. */
+		p->notify_ns = p->notified && !p->exec_ns ? now : 0;
 		if (!err && p->exec_ns)
 			exec_lat_add(u, pa_now_ns() - p->exec_ns);
 		p->exec_ns = 0;
-		p->notify_ns = p->notified ? now : 0;
 		p->pending = false;
 		p->mapped = false;
 		if (p->notified)
