@@ -29,7 +29,7 @@
 #include "unwind.h"
 #include "base/util.h"
 
-#define UW_MAX_NEW_PER_ROUND 16		   /* -a: processes loaded per 100 ms round */
+#define UW_MAX_NEW_PER_ROUND 16		 /* -a: processes loaded per 100 ms round */
 #define UW_STALE_RELOAD_NS   50000000ULL /* a still-stale process: reload at most 20 times a second */
 
 struct uw_proc {
