@@ -490,7 +490,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* "unwind: 212 execs, tables in the kernel 0.41 ms after the exec (p50), 1.9 ms (p99)" */
+/* "unwind: 212 execs, mappings in the kernel 0.41 ms after the exec (p50), ..." */
 static void exec_lat_summary(struct rec_unwind *u)
 {
 	size_t n = u->nr_exec_lat;
@@ -507,7 +507,7 @@ void rec_unwind_summary(struct rec_session *s)
 {
 	static const char *const names[UNWIND_END_NR] = {"complete",	     "table missing",
 							 "rule unsupported", "stack read failed",
-							 "depth limit",	     "in exec"};
+							 "depth limit",	     "in exec or exit"};
 	uint64_t tot[UNWIND_STATS_NR] = {}, vals[s->nr_possible], all = 0;
 	char line[512];
 	size_t len;
