@@ -125,7 +125,20 @@ $(O)/tests/pprof-dump: tests/golden/pprof-dump.c $(O)/gen/profile.pb-c.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< $(O)/gen/profile.pb-c.o -lprotobuf-c -lz -o $@
 
-tests: all $(UNIT_BINS) $(WL_BINS) $(GOLDEN_BINS)
+# The fuzz targets' seed corpora (tests/fuzz/make-corpus): tiny ELF files, perf.data
+# from our writer and from Linux perf, perf maps and /proc maps text.  Replayed by
+# test_fuzz_regress in make check; the starting corpus of make fuzz.
+CORPUS := $(O)/tests/fuzz/corpus
+
+$(O)/tests/fuzz/gen-perfdata: tests/fuzz/gen-perfdata.c $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(O)/libcommon.a $(LDLIBS) -o $@
+
+$(CORPUS)/.made: tests/fuzz/make-corpus $(O)/tests/fuzz/gen-perfdata
+	@O=$(O) GEN=$(O)/tests/fuzz/gen-perfdata CORPUS=$(CORPUS) tests/fuzz/make-corpus
+	@touch $@
+
+tests: all $(UNIT_BINS) $(WL_BINS) $(GOLDEN_BINS) $(CORPUS)/.made
 
 check: deps
 	@$(MAKE) --no-print-directory lint
@@ -147,7 +160,7 @@ bench-%: tests
 
 # make fuzz: each tests/fuzz/fuzz_NAME.c as a libFuzzer binary (clang, ASan and UBSan,
 # libcommon rebuilt the same way under $(FUZZ_O)), run FUZZ_S seconds in turn on a
-# scratch copy of tests/fuzz/corpus/NAME; fails if any target crashes.
+# scratch copy of $(O)/tests/fuzz/corpus/NAME; fails if any target crashes.
 FUZZ_S     ?= 60
 FUZZ_O     ?= build-fuzz
 FUZZ_CC    ?= $(CLANG)
@@ -156,8 +169,8 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz
 
 .PHONY: fuzz fuzz-build
 fuzz: deps
-	@$(MAKE) --no-print-directory fuzz-build
-	@FUZZ_O=$(FUZZ_O) FUZZ_S=$(FUZZ_S) tests/fuzz/run $(FUZZ_NAMES)
+	@$(MAKE) --no-print-directory fuzz-build $(CORPUS)/.made
+	@FUZZ_O=$(FUZZ_O) FUZZ_S=$(FUZZ_S) FUZZ_CORPUS=$(CORPUS) tests/fuzz/run $(FUZZ_NAMES)
 
 fuzz-build:
 	@$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(FUZZ_CC) SAN= \

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Every fuzz target (tests/fuzz/fuzz_*.c) replayed on its seed corpus and on the inputs
+ * Every fuzz target (tests/fuzz/fuzz_*.c) replayed on its seed corpus (made by
+ * tests/fuzz/make-corpus under $PA_BUILD/tests/fuzz/corpus/TARGET/) and on the inputs
  * that once crashed it (tests/fuzz/regress/TARGET/), with whatever compiler make check
  * uses: a crash is caught here by the sanitizers under SAN=1, and by the signal it dies
  * of otherwise.  make fuzz runs the same targets under libFuzzer.
@@ -25,11 +26,16 @@
 #include "../fuzz/fuzz_procmaps.c"
 #include "../fuzz/fuzz_symtab_elf.c"
 
-static const char *root(void)
+/* The source tree's tests/fuzz (regress/), and the build's (corpus/). */
+static const char *fuzz_dir(const char *dir)
 {
-	const char *r = getenv("PA_ROOT");
+	static char path[PATH_MAX];
+	const char *r = getenv(strcmp(dir, "corpus") ? "PA_ROOT" : "PA_BUILD");
 
-	return r && *r ? r : ".";
+	if (!r || !*r)
+		r = strcmp(dir, "corpus") ? "." : "build";
+	snprintf(path, sizeof(path), "%s/tests/fuzz", r);
+	return path;
 }
 
 static int read_all(const char *path, uint8_t **out, size_t *len)
@@ -60,7 +66,7 @@ static int replay_dir(const char *dir, const char *name, int (*fn)(const uint8_t
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/tests/fuzz/%s/%s", root(), dir, name);
+	snprintf(path, sizeof(path), "%s/%s/%s", fuzz_dir(dir), dir, name);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? 0 : -1;
@@ -70,8 +76,7 @@ static int replay_dir(const char *dir, const char *name, int (*fn)(const uint8_t
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/tests/fuzz/%s/%s/%s", root(), dir, name,
-			 de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/%s/%s", fuzz_dir(dir), dir, name, de->d_name);
 		if (read_all(path, &data, &len)) {
 			printf("#   cannot read %s\n", path);
 			n = -1;
