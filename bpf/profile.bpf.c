@@ -222,7 +222,7 @@ static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u
 	if (nr_kernel > PROFILE_MAX_FRAMES)
 		return -1;
 	if (unwind_mode != UNWIND_MODE_FP)
-		return unwind_cfi(s, nr_kernel, slot);
+		return unwind_cfi(s, nr_kernel, slot, slot == SLOT_CPU);
 	if (ctx)
 		n = bpf_get_stack(ctx, &s->ips[nr_kernel], STACK_BYTES, BPF_F_USER_STACK);
 	else
@@ -294,6 +294,57 @@ static __always_inline bool submit(struct profile_sample *s)
 	return bpf_ringbuf_output(&events, s, size, flags) == 0;
 }
 
+/*
+ * Submit s whole with the stack slice its walk left in the SLOT_CPU buffer: the
+ * registers of the first frame without a table and the user stack from its sp to
+ * the end of that page and up to two more (a page that cannot be read ends it).
+ */
+static __always_inline bool submit_slice(struct profile_sample *s)
+{
+	struct profile_slice_sample *r;
+	struct unwind_buf *buf;
+	__u32 slot = SLOT_CPU, first, len = 0;
+	__u64 sp, *exec_ns;
+
+	if (drop_every && ++submits_seen % drop_every == 0)
+		return false;
+	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
+	if (!buf)
+		return false;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r)
+		return false;
+	if (bpf_probe_read_kernel(&r->s, sizeof(r->s), s)) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return false;
+	}
+	sp = buf->slice_sp;
+	r->slice.pc = buf->slice_pc;
+	r->slice.sp = sp;
+	r->slice.bp = buf->slice_bp;
+	r->slice.at = buf->slice_at - 1;
+	r->slice.exact = buf->slice_exact;
+	r->slice.end = buf->slice_end;
+	exec_ns = bpf_map_lookup_elem(&unwind_execs, &s->pid);
+	r->slice.exec_ns = exec_ns ? *exec_ns : 0;
+	first = 4096 - (sp & 4095); /* 1..4096: to the end of sp's page */
+	asm volatile("" : "+r"(first));
+	if (first > 4096)
+		first = 4096;
+	if (first && !bpf_probe_read_user(r->slice.data, first, (void *)sp)) {
+		len = first;
+		if (!bpf_probe_read_user(r->slice.data + first, 4096, (void *)(sp + first))) {
+			len += 4096;
+			if (!bpf_probe_read_user(r->slice.data + first + 4096, 4096,
+						 (void *)(sp + first + 4096)))
+				len += 4096;
+		}
+	}
+	r->slice.len = len;
+	bpf_ringbuf_submit(r, 0);
+	return true;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -316,7 +367,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->state = 0;
 	s->__pad = 0;
 	capture_stacks(ctx, s, true, SLOT_CPU);
-	if (!submit(s))
+	/* A slice is 4-12 KiB: never at the cost of the samples that follow. */
+	if ((s->flags & PROFILE_F_SLICE) &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+		    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
+		s->flags &= ~PROFILE_F_SLICE;
+		unwind_count(UNWIND_SLICE_SKIPPED, 1);
+	}
+	if (!(s->flags & PROFILE_F_SLICE) ? !submit(s) : !submit_slice(s))
 		count(PROFILE_LOST_CPU, 1);
 	return 0;
 }
@@ -957,7 +1015,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s->flags = 0;
 	nk = task_kstack(s, task);
 	s->nr_kernel = nk;
-	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true));
+	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true, false));
 	if (!submit(s))
 		count(PROFILE_LOST_OFFCPU, 1);
 	return 0;
@@ -1040,7 +1098,11 @@ int on_exec(__u64 *ctx __attribute__((unused)))
 	if (unwind_mode == UNWIND_MODE_FP)
 		return 0;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
-	if (is_target(tgid))
+	if (is_target(tgid)) {
+		__u64 now = bpf_ktime_get_ns();
+
+		bpf_map_update_elem(&unwind_execs, &tgid, &now, BPF_ANY);
 		unwind_ask(tgid, UNWIND_NOTICE_EXEC);
+	}
 	return 0;
 }

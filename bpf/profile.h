@@ -71,6 +71,9 @@
 #define PROFILE_F_USTACK_ERR   (1u << 1) /* the user stack walk failed */
 #define PROFILE_F_KERNEL_MODE  (1u << 2) /* the sample interrupted kernel code */
 #define PROFILE_F_USTACK_LATER (1u << 3) /* user stack follows: PROFILE_KIND_USTACK */
+#define PROFILE_F_SLICE                                                                            \
+	(1u << 4) /* a struct profile_slice_sample: the user stack
+					  * is to be finished from its stack slice */
 
 /*
  * One sample, variable size: header then nr_kernel kernel ips followed by nr_user
@@ -109,6 +112,41 @@ _Static_assert(__builtin_offsetof(struct profile_sample, nr_user) == 34, "profil
 _Static_assert(__builtin_offsetof(struct profile_sample, kind) == 36, "profile_sample.kind");
 _Static_assert(__builtin_offsetof(struct profile_sample, state) == 37, "profile_sample.state");
 _Static_assert(__builtin_offsetof(struct profile_sample, ips) == 40, "profile_sample.ips");
+
+/*
+ * The stack slice of an on-CPU sample whose walk met code it has no table for yet (a
+ * process or library just started or mapped, a binary whose table is being
+ * compiled): the registers of that frame and a copy of the user stack above its stack
+ * pointer, so that pa-record can finish the walk with the same CFI rows once it has
+ * loaded them, before it writes the sample.  Such a sample is sent whole, as a
+ * struct profile_slice_sample; every other sample pays nothing for it.  Like perf's
+ * --call-graph dwarf, but only where the tables are missing: from sp to the end of
+ * its page, then up to two more pages (4-12 KiB).
+ */
+#define PROFILE_SLICE_BYTES (12u << 10)
+
+struct profile_slice {
+	__u64 pc, sp, bp; /* the frame the walk found no table for */
+	__u32 at;	  /* its index among the sample's user frames */
+	__u32 len;	  /* bytes copied from sp into data */
+	__u8 exact;	  /* pc is where the thread was, not a return address */
+	__u8 end;	  /* UNWIND_END_* of the walk in the kernel */
+	__u8 __pad[6];
+	__u64 exec_ns; /* the process's last exec (unwind_execs), 0 if none seen */
+	__u8 data[PROFILE_SLICE_BYTES];
+};
+
+struct profile_slice_sample {
+	struct profile_sample s;
+	struct profile_slice slice;
+};
+
+_Static_assert(__builtin_offsetof(struct profile_slice, at) == 24, "profile_slice.at");
+_Static_assert(__builtin_offsetof(struct profile_slice, exec_ns) == 40, "profile_slice.exec_ns");
+_Static_assert(__builtin_offsetof(struct profile_slice, data) == 48, "profile_slice.data");
+_Static_assert(__builtin_offsetof(struct profile_slice_sample, slice) ==
+		       sizeof(struct profile_sample),
+	       "profile_slice_sample.slice");
 
 /* Value of the `targets` map: only presence matters, the byte is for debugging. */
 #define PROFILE_TARGET_ROOT  1 /* given by the user (-p, or the started command) */

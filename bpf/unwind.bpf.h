@@ -57,6 +57,15 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } unwind_notify SEC(".maps");
 
+/* tgid -> bpf_ktime_get_ns() of its last exec: a stack slice taken before an exec
+ * is not finished with the mappings after it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UNWIND_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_execs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, UNWIND_STATS_NR);
@@ -70,6 +79,11 @@ struct unwind_buf {
 	/* Frames stored.  Here, not in the walk state on the stack: a counter the
 	 * verifier can follow makes it check the callback once per possible value. */
 	__u32 n;
+	/* The first frame in code of no known mapping, for a stack slice
+	 * (profile_slice): its index + 1 (0: none) and registers. */
+	__u32 slice_at;
+	__u64 slice_pc, slice_sp, slice_bp;
+	__u8 slice_exact, slice_end;
 };
 
 struct {
@@ -82,10 +96,12 @@ struct {
 #define UNWIND_GOING 0xff
 #define EEXIST	     17 /* errno-base.h */
 
-/* bpf_find_vma's result: a VMA of a file whose table is loaded. */
+/* bpf_find_vma's result: a VMA of a file whose table is loaded (found), or the
+ * VMA of pc mapping no file at all (anon: JIT code, never in a table). */
 struct unwind_vma {
 	__u64 start, end, adj;
-	__u32 table, found;
+	__u32 table;
+	__u8 found, anon;
 };
 
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
@@ -100,6 +116,7 @@ struct unwind_walk {
 	__u8 unsup;	/* some frame had an unsupported row */
 	__u8 stale;	/* the process's mappings are unknown or out of date */
 	__u8 vma_tried; /* vma was looked up (once per walk) */
+	__u8 slice;	/* keep the first frame of no known mapping for a stack slice */
 	struct unwind_vma vma;
 };
 
@@ -205,8 +222,10 @@ static long unwind_vma_cb(struct task_struct *task __attribute__((unused)),
 	if (!(BPF_CORE_READ(vma, vm_flags) & VM_EXEC_FLAG))
 		return 0;
 	file = BPF_CORE_READ(vma, vm_file);
-	if (!file)
+	if (!file) {
+		v->anon = 1;
 		return 0;
+	}
 	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
 	f = bpf_map_lookup_elem(&unwind_files, &k);
@@ -235,7 +254,7 @@ __noinline int unwind_vma_find(__u64 pc, struct unwind_vma *v)
 	if (!v)
 		return 0;
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &found, 0))
-		found.found = 0;
+		found.found = found.anon = 0;
 	*v = found;
 	return found.found;
 }
@@ -372,6 +391,16 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 			w->unsup |= rule == UNWIND_CFA_UNSUPPORTED;
 		else
 			w->missing = 1;
+		/* Code of a file pa-record has not loaded yet: a stack slice from
+		 * here lets it finish the walk once it has (not for JIT code). */
+		if (w->slice && (lk & UNWIND_LK_NO_MAP) && !(lk & UNWIND_LK_ROW) &&
+		    !buf->slice_at && !(w->vma.anon && !w->vma.found)) {
+			buf->slice_at = n + 1;
+			buf->slice_pc = pc;
+			buf->slice_sp = sp;
+			buf->slice_bp = bp;
+			buf->slice_exact = w->exact;
+		}
 		if (unwind_mode == UNWIND_MODE_CFI) {
 			w->end = unwind_fail_reason(w);
 			return 1;
@@ -474,10 +503,12 @@ static __always_inline void unwind_ask(__u32 pid, __u32 why)
 /*
  * Walk task's user stack from its saved user registers into s->ips[nr_kernel..]:
  * the current task's, or with remote (sleepable programs) a task that is not
- * running.  Returns the number of frames stored.
+ * running.  With slice, a walk that meets code of a file not loaded yet sets
+ * PROFILE_F_SLICE and leaves the frame in the slot's buffer (see submit_slice).
+ * Returns the number of frames stored.
  */
 static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kernel, __u32 slot,
-					struct task_struct *task, bool remote)
+					struct task_struct *task, bool remote, bool slice)
 {
 	struct unwind_walk w = {};
 	struct unwind_buf *buf;
@@ -507,10 +538,12 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 	w.slot = slot;
 	w.exact = 1;
 	w.end = UNWIND_GOING;
+	w.slice = slice && !remote;
 	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
 	if (!buf)
 		return -1;
 	buf->n = 0;
+	buf->slice_at = 0;
 
 	bpf_loop(PROFILE_MAX_FRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
 
@@ -525,7 +558,7 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		w.stale = 0;
 		buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
 		if (buf)
-			buf->n = 0;
+			buf->n = buf->slice_at = 0;
 	}
 	if (w.stale)
 		unwind_ask(w.pid, UNWIND_NOTICE_WALK);
@@ -539,6 +572,12 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 	n = buf->n;
 	if (!n)
 		return 0;
+	/* Even a walk that ends "complete" there: a frame pointer of 0 in code built
+	 * without them ends it early. */
+	if (buf->slice_at) {
+		buf->slice_end = w.end;
+		s->flags |= PROFILE_F_SLICE;
+	}
 	if (n > PROFILE_MAX_FRAMES)
 		n = PROFILE_MAX_FRAMES;
 	/* The size must be computed from the clamped n, or the verifier sees no bound. */
@@ -549,9 +588,10 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 }
 
 /* The current task's user stack into s->ips[nr_kernel..]; see unwind_task. */
-static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel, __u32 slot)
+static __always_inline long unwind_cfi(struct profile_sample *s, __u32 nr_kernel, __u32 slot,
+				       bool slice)
 {
-	return unwind_task(s, nr_kernel, slot, bpf_get_current_task_btf(), false);
+	return unwind_task(s, nr_kernel, slot, bpf_get_current_task_btf(), false, slice);
 }
 
 #endif /* PA_UNWIND_BPF_H */

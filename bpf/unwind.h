@@ -106,6 +106,7 @@ _Static_assert(sizeof(struct unwind_notice) == 16, "unwind_notice size");
 #define UNWIND_NOTIFY_LOST	 9 /* requests for tables lost (unwind_notify full), asked again */
 #define UNWIND_FORK_LOST	 10 /* children not given their parent's entry (map full) */
 #define UNWIND_FRAMES_VMA	 11 /* frames placed from the VMA, the mapping not yet loaded */
-#define UNWIND_STATS_NR		 12
+#define UNWIND_SLICE_SKIPPED	 12 /* stack slices not sent: the ring buffer over half full */
+#define UNWIND_STATS_NR		 13
 
 #endif /* PA_UNWIND_H */

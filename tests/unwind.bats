@@ -136,6 +136,25 @@ setup() {
 	[ $((good * 100)) -ge $((total * 99)) ] || fail "$good/$total below 99%"
 }
 
+# The library's first samples come before pa-record has loaded its table (3-4% of
+# 0.1 s at 4999 Hz): their walks stop there and send a stack slice, which pa-record
+# finishes once it has.  Without the slices 12-20 of ~490 stacks end in the library.
+@test "unwind: a library's samples before its table is loaded finish from a stack slice" {
+	gcc -O2 -fomit-frame-pointer -o nofp_dlopen "$WL_SRC/nofp_dlopen.c"
+	gcc -O2 -fomit-frame-pointer -shared -fPIC -x c -o libhot.so "$WL_SRC/nofp_lib.c.in"
+	pa_record -vv -F 4999 -o pa.data -- ./nofp_dlopen ./libhot.so 0.1 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err)"
+	grep '^pa-record: stacks:' rec.err
+	hot_chains pa.data lib_hot >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF "lib_hot;lib_outer;call_lib;main" chains.txt || true)
+	finished=$(grep -c 'slice at frame .*: complete' rec.err || true)
+	echo "$good of $total; $finished slices finished"
+	[ "$total" -ge 300 ] || fail "only $total samples of lib_hot"
+	[ "$finished" -ge 1 ] || fail "no stack slice finished"
+	[ $((good * 1000)) -ge $((total * 996)) ] || fail "$good/$total below 99.6%"
+}
+
 # complete_pct: the share of complete stacks pa-record -v reported in rec.err.
 complete_pct() {
 	sed -nE 's/^pa-record: stacks: ([0-9.]+)% complete.*/\1/p' rec.err

@@ -262,6 +262,9 @@ bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path);
 void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
+/* The user frames of a sample sent with its stack slice, finished; returns how many. */
+uint64_t rec_unwind_finish(struct rec_session *s, const struct profile_slice_sample *ss,
+			   __u64 *out);
 void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);

@@ -148,7 +148,8 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	return 0;
 }
 
-/* ring_buffer callback: a sample, or the user stack some off-CPU samples wait for. */
+/* ring_buffer callback: a sample (with its stack slice, to finish its user stack), or
+ * the user stack some off-CPU samples wait for. */
 int rec_handle_sample(void *ctx, void *data, size_t size)
 {
 	struct rec_session *s = ctx;
@@ -160,5 +161,11 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 		return rec_offcpu_ustack(s, ps, size);
 	if (ps->kind == PROFILE_KIND_OFFCPU && (ps->flags & PROFILE_F_USTACK_LATER))
 		return rec_offcpu_hold(s, ps, size);
+	if ((ps->flags & PROFILE_F_SLICE) && size >= sizeof(struct profile_slice_sample)) {
+		__u64 uips[PROFILE_MAX_FRAMES];
+		uint64_t nu = rec_unwind_finish(s, data, uips);
+
+		return rec_write_sample(s, ps, sizeof(*ps), uips, nu);
+	}
 	return rec_write_sample(s, ps, size, NULL, 0);
 }

@@ -31,6 +31,7 @@
 
 #define UW_MAX_NEW_PER_ROUND 16		 /* -a: processes loaded per 100 ms round */
 #define UW_STALE_RELOAD_NS   50000000ULL /* a still-stale process: reload at most 20 times a second */
+#define UW_SLICE_RELOAD_NS   5000000ULL /* ... and for a stack slice at most every 5 ms */
 
 struct uw_proc {
 	pid_t pid;
@@ -39,6 +40,7 @@ struct uw_proc {
 	bool mapped;	    /* the side-band showed it mapping code since the last load */
 	bool notified;	    /* the BPF side asked: its unwind_missing entry is to be cleared */
 	uint64_t notify_ns; /* when the last load the BPF side asked for ran */
+	uint64_t load_ns;   /* when it was last loaded */
 	uint64_t exec_ns;   /* when it exec'd, until its new mappings are loaded */
 };
 
@@ -47,6 +49,7 @@ struct rec_unwind {
 	struct unwind_row *rows; /* mmap of unwind_rows */
 	size_t rows_cap, rows_used, rows_len;
 	uint32_t nr_tables;
+	struct unwind_table_info tables[UNWIND_MAX_TABLES]; /* as in unwind_tables */
 	bool rows_full_warned;
 	struct uw_proc *procs;
 	size_t nr_procs, cap_procs;
@@ -57,6 +60,10 @@ struct rec_unwind {
 	uint64_t loads, cache_hits, compiled;
 	uint64_t procs_full; /* processes not published: unwind_procs full */
 	uint64_t maps_cut;   /* processes with more than UNWIND_MAX_MAPS executable mappings */
+	/* Stack slices (rec_unwind_finish): received, walks they completed, and of
+	 * those how the walk in the kernel had ended (UNWIND_END_*). */
+	uint64_t slices, slices_done, slice_fixed[UNWIND_END_NR];
+	uint64_t slices_exec; /* not finished: taken before an exec */
 };
 
 const char *rec_unwind_mode_name(uint32_t mode)
@@ -90,6 +97,7 @@ void rec_unwind_configure(struct rec_session *s)
 		bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
 		bpf_map__set_max_entries(skel->maps.unwind_procs, 1);
 		bpf_map__set_max_entries(skel->maps.unwind_missing, 1);
+		bpf_map__set_max_entries(skel->maps.unwind_execs, 1);
 		bpf_map__set_max_entries(skel->maps.unwind_files, 1);
 	}
 	bpf_program__set_autoload(skel->progs.on_exec, cfi);
@@ -246,6 +254,7 @@ static uint32_t table_load(struct rec_session *s, const struct cfi_table *t, con
 				 BPF_ANY))
 		return UNWIND_NO_TABLE;
 	u->rows_used += t->n;
+	u->tables[id] = info;
 	u->nr_tables++;
 	return id;
 }
@@ -405,6 +414,7 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->loaded = !proc_load(s, pid);
+	p->load_ns = pa_now_ns();
 	return 0;
 }
 
@@ -438,6 +448,28 @@ void rec_unwind_note_exit(struct rec_session *s, pid_t pid)
 	proc_forget(u, p);
 }
 
+/* Load p's mappings now, and settle what asked for it.  -ESRCH when it is gone. */
+static int proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now)
+{
+	uint32_t key = p->pid;
+	int err = proc_load(s, p->pid);
+
+	p->loaded = !err;
+	p->load_ns = now;
+	/* Only a walk's report starts the wait: after the load an exec asked
+	 * for, the first report (a library just mapped) is answered at once. */
+	p->notify_ns = p->notified && !p->exec_ns ? now : 0;
+	if (!err && p->exec_ns)
+		exec_lat_add(s->uw, pa_now_ns() - p->exec_ns);
+	p->exec_ns = 0;
+	p->pending = false;
+	p->mapped = false;
+	if (p->notified)
+		bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
+	p->notified = false;
+	return err;
+}
+
 /* Once per round, after the side-band: (re)load the processes that need it. */
 void rec_unwind_round(struct rec_session *s)
 {
@@ -449,7 +481,6 @@ void rec_unwind_round(struct rec_session *s)
 		return;
 	for (i = 0; i < u->nr_procs; i++) {
 		struct uw_proc *p = &u->procs[i];
-		uint32_t key = p->pid;
 		int err;
 
 		if (!p->pending)
@@ -463,24 +494,204 @@ void rec_unwind_round(struct rec_session *s)
 			continue;
 		if (!p->loaded && s->opts.system_wide && fresh++ >= UW_MAX_NEW_PER_ROUND)
 			continue;
-		err = proc_load(s, p->pid);
-		p->loaded = !err;
-		/* Only a walk's report starts the wait: after the load an exec asked
-		 * for, the first report (a library just mapped) is answered at once. */
-		p->notify_ns = p->notified && !p->exec_ns ? now : 0;
-		if (!err && p->exec_ns)
-			exec_lat_add(u, pa_now_ns() - p->exec_ns);
-		p->exec_ns = 0;
-		p->pending = false;
-		p->mapped = false;
-		if (p->notified)
-			bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
-		p->notified = false;
+		err = proc_reload(s, p, now);
 		if (err == -ESRCH) {
 			proc_forget(u, p);
 			i--;
 		}
 	}
+}
+
+/*
+ * Finishing a walk from a stack slice (bpf/profile.h's profile_slice): the kernel's
+ * walker stepped by the same rows, in C, reading the stack from the slice.
+ */
+struct uw_walk {
+	uint64_t pc, sp, bp;
+	bool exact; /* pc is where the thread was, not a return address */
+	const struct profile_slice *sl;
+};
+
+/* 8 bytes of the walked stack at addr, from the slice; false outside it. */
+static bool slice_read(const struct profile_slice *sl, uint64_t addr, uint64_t *v)
+{
+	uint64_t len = sl->len < PROFILE_SLICE_BYTES ? sl->len : PROFILE_SLICE_BYTES;
+
+	if (addr < sl->sp || addr - sl->sp > len - 8 || len < 8)
+		return false;
+	memcpy(v, sl->data + (addr - sl->sp), sizeof(*v));
+	return true;
+}
+
+/* The row covering pc in the process's mappings pm, as the kernel's walker finds it. */
+static const struct unwind_row *row_at(const struct rec_unwind *u, const struct unwind_proc *pm,
+				       uint64_t pc, bool exact)
+{
+	const struct unwind_table_info *t;
+	const struct unwind_map *m;
+	uint32_t lo = 0, hi = pm->n < UNWIND_MAX_MAPS ? pm->n : UNWIND_MAX_MAPS, mid;
+	uint64_t tpc;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pm->m[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= pm->m[lo - 1].end)
+		return NULL;
+	m = &pm->m[lo - 1];
+	if (m->table >= u->nr_tables)
+		return NULL;
+	t = &u->tables[m->table];
+	tpc = (exact ? pc : pc - 1) - m->adj;
+	if (tpc >> 32)
+		return NULL;
+	lo = 0;
+	hi = t->n;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (u->rows[t->first + mid].pc <= tpc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &u->rows[t->first + lo - 1] : NULL;
+}
+
+/* w to its caller by row r (NULL: none, the frame pointer).  1: the walk is
+ * complete, -1: it cannot go on, 0: stepped. */
+static int uw_step(struct uw_walk *w, const struct unwind_row *r, bool fp)
+{
+	uint64_t cfa, ra, v;
+
+	switch (r ? UNWIND_ROW_CFA(r) : UNWIND_CFA_NONE) {
+	case UNWIND_CFA_OUTERMOST:
+		return 1;
+	case UNWIND_CFA_SIGNAL:
+		if (!slice_read(w->sl, w->sp + UNWIND_SIG_RIP_OFF, &w->pc) ||
+		    !slice_read(w->sl, w->sp + UNWIND_SIG_RBP_OFF, &w->bp) ||
+		    !slice_read(w->sl, w->sp + UNWIND_SIG_RSP_OFF, &w->sp))
+			return -1;
+		w->exact = true;
+		return 0;
+	case UNWIND_CFA_RSP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = w->bp + r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= 11 ? 8 : 0);
+		break;
+	case UNWIND_CFA_PLT_IBT:
+		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= 10 ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (!slice_read(w->sl, w->bp + r->cfa_off, &cfa))
+			return -1;
+		break;
+	default: /* no row, or one the walker cannot follow: the frame pointer */
+		if (!fp)
+			return -1;
+		if (!w->bp)
+			return 1;
+		if (w->bp <= w->sp || !slice_read(w->sl, w->bp, &v) ||
+		    !slice_read(w->sl, w->bp + 8, &ra))
+			return -1;
+		w->sp = w->bp + 16;
+		w->bp = v;
+		w->pc = ra;
+		w->exact = false;
+		return ra ? 0 : 1;
+	}
+	if (cfa <= w->sp || !slice_read(w->sl, cfa - 8, &ra))
+		return -1;
+	switch (UNWIND_ROW_RBP(r)) {
+	case UNWIND_RBP_CFA_OFF:
+		if (!slice_read(w->sl, cfa + 8 * r->rbp_off, &w->bp))
+			return -1;
+		break;
+	case UNWIND_RBP_AT_RBP:
+		if (!slice_read(w->sl, w->bp + 8 * r->rbp_off, &w->bp))
+			return -1;
+		break;
+	case UNWIND_RBP_UNDEFINED:
+		w->bp = 0;
+		break;
+	default: /* UNWIND_RBP_SAME */
+		break;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	w->exact = false;
+	return ra ? 0 : 1;
+}
+
+/*
+ * The user stack of an on-CPU sample whose walk in the kernel met code of no mapping
+ * it knew (PROFILE_F_SLICE), into out: the process's mappings are loaded if the
+ * sample is newer than their last load, and the walk is finished from the frame the
+ * kernel had no table for, by the same rows, through the sample's copy of the
+ * stack.  Its frames replace the kernel's (stepped by frame pointer from there) when
+ * the walk completes or goes further.  Returns the number of frames in out.
+ */
+uint64_t rec_unwind_finish(struct rec_session *s, const struct profile_slice_sample *ss, __u64 *out)
+{
+	const struct profile_sample *ps = &ss->s;
+	const struct profile_slice *sl = &ss->slice;
+	uint64_t nk = ps->nr_kernel < PROFILE_MAX_FRAMES ? ps->nr_kernel : PROFILE_MAX_FRAMES;
+	uint64_t nu = ps->nr_user < PROFILE_MAX_FRAMES ? ps->nr_user : PROFILE_MAX_FRAMES;
+	bool fp = s->opts.unwind_mode == UNWIND_MODE_AUTO;
+	__u64 walked[PROFILE_MAX_FRAMES];
+	struct rec_unwind *u = s->uw;
+	struct uw_walk w = {.pc = sl->pc, .sp = sl->sp, .bp = sl->bp, .exact = sl->exact, .sl = sl};
+	uint32_t key = ps->pid;
+	struct uw_proc *p;
+	uint64_t n, now, exec_ns;
+	int r = 0;
+
+	memcpy(out, ps->ips + nk, nu * sizeof(*out));
+	if (!u || sl->at >= nu || !(p = proc_get(u, ps->pid, true)))
+		return nu;
+	u->slices++;
+	now = pa_now_ns();
+	if ((!p->loaded || p->load_ns < ps->time) && now - p->load_ns >= UW_SLICE_RELOAD_NS &&
+	    proc_reload(s, p, now) == -ESRCH) {
+		proc_forget(u, p);
+		return nu;
+	}
+	if (!p->loaded || bpf_map__lookup_elem(s->skel->maps.unwind_procs, &key, sizeof(key),
+					       u->val, sizeof(*u->val), 0))
+		return nu;
+	/* Looked up after the mappings: the same exec then means they are the sample's. */
+	if (bpf_map__lookup_elem(s->skel->maps.unwind_execs, &key, sizeof(key), &exec_ns,
+				 sizeof(exec_ns), 0))
+		exec_ns = 0;
+	if (exec_ns != sl->exec_ns) {
+		u->slices_exec++;
+		return nu;
+	}
+	for (n = sl->at; n < PROFILE_MAX_FRAMES;) {
+		walked[n++] = w.pc;
+		r = uw_step(&w, row_at(u, u->val, w.pc, w.exact), fp);
+		if (r)
+			break;
+	}
+	if (s->opts.verbose > 1)
+		pa_info("unwind: pid %u slice at frame %u of %llu, %u bytes: %s after %llu frames",
+			ps->pid, sl->at, (unsigned long long)nu, sl->len,
+			r == 1 ? "complete" : "incomplete", (unsigned long long)n);
+	if (r != 1 && n <= nu)
+		return nu; /* no better than the kernel's */
+	memcpy(out + sl->at, walked + sl->at, (n - sl->at) * sizeof(*out));
+	if (r == 1) {
+		u->slices_done++;
+		if (sl->end != UNWIND_END_COMPLETE && sl->end < UNWIND_END_NR)
+			u->slice_fixed[sl->end]++;
+	}
+	return n;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -523,6 +734,13 @@ void rec_unwind_summary(struct rec_session *s)
 		for (i = 0; i < s->nr_possible; i++)
 			tot[k] += vals[i];
 	}
+	/* Walks finished from a stack slice end complete, whatever the kernel's did. */
+	for (k = 1; k < UNWIND_END_NR; k++) {
+		uint64_t fixed = s->uw->slice_fixed[k] < tot[k] ? s->uw->slice_fixed[k] : tot[k];
+
+		tot[k] -= fixed;
+		tot[UNWIND_END_COMPLETE] += fixed;
+	}
 	/* A task in exec or exit has no user stack to walk: not the walker's share. */
 	for (k = 0; k < UNWIND_END_NR; k++)
 		all += k == UNWIND_END_GONE ? 0 : tot[k];
@@ -531,6 +749,11 @@ void rec_unwind_summary(struct rec_session *s)
 	len = snprintf(line, sizeof(line), "stacks: %.1f%% complete (%s)",
 		       100.0 * tot[UNWIND_END_COMPLETE] / all,
 		       rec_unwind_mode_name(s->opts.unwind_mode));
+	if (s->uw->slices)
+		len += snprintf(line + len, sizeof(line) - len,
+				" (%llu of %llu stack slices finished in user space)",
+				(unsigned long long)s->uw->slices_done,
+				(unsigned long long)s->uw->slices);
 	for (k = 1; k < UNWIND_END_NR && len < sizeof(line); k++)
 		if (tot[k] && k != UNWIND_END_GONE)
 			len += snprintf(line + len, sizeof(line) - len, ", %.1f%% %s",
@@ -563,6 +786,13 @@ void rec_unwind_summary(struct rec_session *s)
 			(unsigned long long)tot[UNWIND_FRAMES_VMA], s->uw->nr_tables,
 			s->uw->rows_used, (unsigned long long)s->uw->cache_hits,
 			(unsigned long long)s->uw->compiled);
+	if (s->opts.verbose && s->uw->slices_exec)
+		pa_info("unwind: %llu stack slices taken before their process exec'd, not finished",
+			(unsigned long long)s->uw->slices_exec);
+	if (tot[UNWIND_SLICE_SKIPPED])
+		pa_warn("unwind: %llu stack slices not taken (the ring buffer was over half full): "
+			"those stacks used frame pointers",
+			(unsigned long long)tot[UNWIND_SLICE_SKIPPED]);
 	if (s->opts.verbose && s->uw->nr_exec_lat)
 		exec_lat_summary(s->uw);
 }
