@@ -341,7 +341,8 @@ static __always_inline bool submit_slice(struct profile_sample *s)
 		}
 	}
 	r->slice.len = len;
-	bpf_ringbuf_submit(r, 0);
+	/* Woken at once: the sooner pa-record loads the tables, the fewer slices. */
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return true;
 }
 
