@@ -71,9 +71,8 @@
 #define PROFILE_F_USTACK_ERR   (1u << 1) /* the user stack walk failed */
 #define PROFILE_F_KERNEL_MODE  (1u << 2) /* the sample interrupted kernel code */
 #define PROFILE_F_USTACK_LATER (1u << 3) /* user stack follows: PROFILE_KIND_USTACK */
-#define PROFILE_F_SLICE                                                                            \
-	(1u << 4) /* a struct profile_slice_sample: the user stack
-					  * is to be finished from its stack slice */
+/* A struct profile_slice_sample: the user stack is to be finished from its slice. */
+#define PROFILE_F_SLICE (1u << 4)
 
 /*
  * One sample, variable size: header then nr_kernel kernel ips followed by nr_user
