@@ -168,8 +168,10 @@ record_sleep() {
 	command -v taskset >/dev/null || skip "taskset not installed"
 	w=$(wl offcpu_sleep)
 	hog=$(wl cpu_split)
-	# spinner() shares CPU 0 with a CPU hog: it is preempted every few ms.
-	taskset -c 0 "$hog" 4 &
+	# spinner() shares CPU 0 with a CPU hog: it is preempted every few ms.  The hog
+	# outlasts both recordings (each takes a second or more to load its BPF before
+	# its 1 s workload); teardown ends it.
+	taskset -c 0 "$hog" 30 &
 	track $!
 	taskset -c 0 "$PA_RECORD" -q --offcpu -o def.data -- "$w" 1 >/dev/null
 	taskset -c 0 "$PA_RECORD" -q --offcpu --offcpu-state all -o all.data -- "$w" 1 >/dev/null
