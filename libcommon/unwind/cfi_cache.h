@@ -3,8 +3,8 @@
  * On-disk cache of compiled unwind tables, one file per build-id
  * (DIR/<hex build-id>.cfi), so a binary is compiled once per machine and a second run
  * starts fast.  Files are written under a temporary name and renamed into place;
- * a header carries a format version, the row size and a CRC, and anything that does
- * not match is a miss, never a wrong table.
+ * a header carries a format version, the row size and a checksum, and anything that
+ * does not match is a miss, never a wrong table.
  */
 #ifndef PA_CFI_CACHE_H
 #define PA_CFI_CACHE_H
@@ -16,7 +16,7 @@
 #include "unwind/cfi_compile.h"
 
 /* Bump on any change of the file layout, of struct unwind_row or of what rows mean. */
-#define CFI_CACHE_VERSION 1
+#define CFI_CACHE_VERSION 2
 
 /*
  * $XDG_CACHE_HOME/perf-agent/cfi when set; else /var/cache/perf-agent/cfi for root;
@@ -30,6 +30,15 @@ char *cfi_cache_default_dir(void);
  * EPERM (file owned by another user than us or root: not trusted), ENOMEM.
  */
 struct cfi_table *cfi_cache_load(const char *dir, const uint8_t *bid, size_t bid_size);
+
+/*
+ * The same table's rows read straight into dst (room for cap rows), with its base in
+ * *base: what a loader that keeps every table in one array wants, with no copy.  The
+ * row count, or -errno as above, and -ENOSPC when it has more than cap rows.  dst
+ * past the rows read may have been written.
+ */
+long cfi_cache_read(const char *dir, const uint8_t *bid, size_t bid_size, struct unwind_row *dst,
+		    size_t cap, uint64_t *base);
 
 /*
  * Store t under its build-id in dir (created, with parents, if missing).  0 or -errno;

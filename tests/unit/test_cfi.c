@@ -365,9 +365,21 @@ static void test_cache(void)
 	CHECK(c && hit && c->n == t->n);
 	cfi_table_free(c);
 
+	/* Straight into a caller's array, and only with room for all of it. */
+	{
+		struct unwind_row *rows = calloc(t->n + 1, sizeof(*rows));
+		uint64_t base = 0;
+
+		CHECK(rows && cfi_cache_read(sub, t->bid, t->bid_size, rows, t->n, &base) == t->n);
+		CHECK(rows && base == t->base && !memcmp(rows, t->rows, t->n * sizeof(*rows)));
+		CHECK(rows &&
+		      cfi_cache_read(sub, t->bid, t->bid_size, rows, t->n - 1, &base) == -ENOSPC);
+		free(rows);
+	}
+
 	bid_to_hex(hex, t->bid, t->bid_size);
 	snprintf(file, sizeof(file), "%s/%s.cfi", sub, hex);
-	poke(file, -3); /* a row byte: CRC */
+	poke(file, -3); /* a row byte: the checksum */
 	c = cfi_cache_load(sub, t->bid, t->bid_size);
 	CHECK(!c && errno == ESTALE);
 	c = cfi_cache_get(sub, lib, NULL, &hit); /* recompiled and stored over it */
