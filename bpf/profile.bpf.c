@@ -95,6 +95,18 @@ struct {
 	__type(value, struct profile_sample);
 } scratch SEC(".maps");
 
+/*
+ * Where a sample with its stack slice is put together before it is copied into the
+ * ring at its used size: one per CPU (pa-record sizes it; too big for a per-CPU
+ * array's 32 KiB), only for on_sample, which does not nest on a CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct profile_slice_sample);
+} slice_bufs SEC(".maps");
+
 /* Drop and skip counters, PROFILE_LOST_* slots; user space reads the deltas. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -297,27 +309,24 @@ static __always_inline bool submit(struct profile_sample *s)
 /*
  * Submit s whole with the stack slice its walk left in the SLOT_CPU buffer: the
  * registers of the first frame without a table and the user stack from its sp to
- * the end of that page and up to two more (a page that cannot be read ends it).
+ * the end of that page and on, page by page, up to PROFILE_SLICE_BYTES (a page that
+ * cannot be read, past the top of the stack, ends it).
  */
 static __always_inline bool submit_slice(struct profile_sample *s)
 {
 	struct profile_slice_sample *r;
 	struct unwind_buf *buf;
-	__u32 slot = SLOT_CPU, first, len = 0;
+	__u32 slot = SLOT_CPU, cpu = bpf_get_smp_processor_id(), first, len = 0, i;
 	__u64 sp, *exec_ns;
 
 	if (drop_every && ++submits_seen % drop_every == 0)
 		return false;
 	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
-	if (!buf)
+	r = bpf_map_lookup_elem(&slice_bufs, &cpu);
+	if (!buf || !r)
 		return false;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r)
+	if (bpf_probe_read_kernel(&r->s, sizeof(r->s), s))
 		return false;
-	if (bpf_probe_read_kernel(&r->s, sizeof(r->s), s)) {
-		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
-		return false;
-	}
 	sp = buf->slice_sp;
 	r->slice.pc = buf->slice_pc;
 	r->slice.sp = sp;
@@ -333,17 +342,21 @@ static __always_inline bool submit_slice(struct profile_sample *s)
 		first = 4096;
 	if (first && !bpf_probe_read_user(r->slice.data, first, (void *)sp)) {
 		len = first;
-		if (!bpf_probe_read_user(r->slice.data + first, 4096, (void *)(sp + first))) {
+		for (i = 1; i < PROFILE_SLICE_BYTES / 4096; i++) {
+			/* Kept for the verifier, which cannot bound len otherwise. */
+			asm volatile("" : "+r"(len));
+			if (len > PROFILE_SLICE_BYTES - 4096 || len + 4096 > slice_bytes ||
+			    bpf_probe_read_user(r->slice.data + len, 4096, (void *)(sp + len)))
+				break;
 			len += 4096;
-			if (!bpf_probe_read_user(r->slice.data + first + 4096, 4096,
-						 (void *)(sp + first + 4096)))
-				len += 4096;
 		}
 	}
+	if (len > PROFILE_SLICE_BYTES)
+		len = PROFILE_SLICE_BYTES;
 	r->slice.len = len;
 	/* Woken at once: the sooner pa-record loads the tables, the fewer slices. */
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
-	return true;
+	return bpf_ringbuf_output(&events, r, PROFILE_SLICE_HDR_SIZE + len, BPF_RB_FORCE_WAKEUP) ==
+	       0;
 }
 
 SEC("perf_event")

@@ -118,11 +118,12 @@ _Static_assert(__builtin_offsetof(struct profile_sample, ips) == 40, "profile_sa
  * compiled): the registers of that frame and a copy of the user stack above its stack
  * pointer, so that pa-record can finish the walk with the same CFI rows once it has
  * loaded them, before it writes the sample.  Such a sample is sent whole, as a
- * struct profile_slice_sample; every other sample pays nothing for it.  Like perf's
- * --call-graph dwarf, but only where the tables are missing: from sp to the end of
- * its page, then up to two more pages (4-12 KiB).
+ * struct profile_slice_sample cut to the bytes copied; every other sample pays nothing
+ * for it.  Like perf's --call-graph dwarf, but only where the tables are missing: from
+ * sp to the end of its page, then page by page up to 32 KiB or a page that cannot be
+ * read (the top of the stack).
  */
-#define PROFILE_SLICE_BYTES (12u << 10)
+#define PROFILE_SLICE_BYTES (32u << 10)
 
 struct profile_slice {
 	__u64 pc, sp, bp; /* the frame the walk found no table for */
@@ -143,6 +144,12 @@ struct profile_slice_sample {
 _Static_assert(__builtin_offsetof(struct profile_slice, at) == 24, "profile_slice.at");
 _Static_assert(__builtin_offsetof(struct profile_slice, exec_ns) == 40, "profile_slice.exec_ns");
 _Static_assert(__builtin_offsetof(struct profile_slice, data) == 48, "profile_slice.data");
+/* A slice sample's size before its data. */
+#define PROFILE_SLICE_HDR_SIZE (sizeof(struct profile_sample) + 48)
+
+_Static_assert(__builtin_offsetof(struct profile_slice_sample, slice.data) ==
+		       PROFILE_SLICE_HDR_SIZE,
+	       "PROFILE_SLICE_HDR_SIZE");
 _Static_assert(__builtin_offsetof(struct profile_slice_sample, slice) ==
 		       sizeof(struct profile_sample),
 	       "profile_slice_sample.slice");

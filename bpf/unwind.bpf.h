@@ -14,6 +14,10 @@
 
 /* --unwind, set through rodata before load. */
 const volatile __u32 unwind_mode = UNWIND_MODE_FP;
+/* --unwind dwarf: every on-CPU sample takes a stack slice from its first frame. */
+const volatile bool slice_always = false;
+/* The most a slice copies (whole pages after sp's): PROFILE_SLICE_BYTES, or SIZE. */
+const volatile __u32 slice_bytes = PROFILE_SLICE_BYTES;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -544,6 +548,13 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		return -1;
 	buf->n = 0;
 	buf->slice_at = 0;
+	if (slice_always && w.slice) {
+		buf->slice_at = 1;
+		buf->slice_pc = w.pc;
+		buf->slice_sp = w.sp;
+		buf->slice_bp = w.bp;
+		buf->slice_exact = 1;
+	}
 
 	bpf_loop(PROFILE_MAX_FRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
 

@@ -155,6 +155,48 @@ setup() {
 	[ $((good * 1000)) -ge $((total * 996)) ] || fail "$good/$total below 99.6%"
 }
 
+# --unwind dwarf[,SIZE]: every sample sends a slice of up to SIZE bytes, walked again
+# in user space.  With 20 KiB of stack in use below call_lib, lib_hot's walk needs more
+# than 20 KiB of it: 8192 bytes (the default) fall short and say so; 32768 reach main.
+@test "unwind: --unwind dwarf,SIZE copies SIZE bytes of every stack and walks them" {
+	gcc -O2 -fomit-frame-pointer -o nofp_dlopen "$WL_SRC/nofp_dlopen.c"
+	gcc -O2 -fomit-frame-pointer -shared -fPIC -x c -o libhot.so "$WL_SRC/nofp_lib.c.in"
+	for size in "" ,32768; do
+		pa_record -v --unwind "dwarf$size" -F 999 -o pa.data -- ./nofp_dlopen ./libhot.so \
+			0.5 20 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err)"
+		grep -E '^pa-record: (stacks|unwind: [0-9]+ stack slices)' rec.err
+		read -r all done short < <(sed -nE 's/^pa-record: unwind: ([0-9]+) stack slices: ([0-9]+) finished.* ([0-9]+) deeper than the copy.*/\1 \2 \3/p' rec.err)
+		[ "${all:-0}" -ge 400 ] || fail "${all:-no} stack slices for ~500 samples"
+		if [ -z "$size" ]; then
+			[ $((short * 10)) -ge $((all * 9)) ] ||
+				fail "$short of $all slices short of the copy with 8192 bytes"
+		else
+			[ $((done * 10)) -ge $((all * 9)) ] || fail "$done of $all slices finished"
+		fi
+	done
+	grep -q 'complete (dwarf)' rec.err || fail "the summary does not name the dwarf mode"
+}
+
+# The same, as if the process had exited before pa-record read /proc/PID/maps (short
+# processes under -a): each slice waits for the side-band of its round and walks by
+# the mappings its MMAP2 records showed since the exec.
+@test "unwind: stack slices of a process gone from /proc walk by the side-band's mappings" {
+	gcc -O2 -fomit-frame-pointer -o nofp_dlopen "$WL_SRC/nofp_dlopen.c"
+	gcc -O2 -fomit-frame-pointer -shared -fPIC -x c -o libhot.so "$WL_SRC/nofp_lib.c.in"
+	PA_RECORD_SLICE_GONE=1 pa_record -vv -F 4999 -o pa.data -- ./nofp_dlopen ./libhot.so 0.1 \
+		2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err)"
+	grep -E '^pa-record: (stacks|unwind: [0-9]+ stack slices)' rec.err
+	hot_chains pa.data lib_hot >chains.txt
+	total=$(wc -l <chains.txt)
+	good=$(grep -cxF "lib_hot;lib_outer;call_lib;main" chains.txt || true)
+	sideband=$(grep -c 'gone: its slice walks by the [0-9]* mappings the side-band' rec.err ||
+		true)
+	echo "$good of $total; $sideband slices walked by the side-band's mappings"
+	[ "$total" -ge 300 ] || fail "only $total samples of lib_hot"
+	[ "$sideband" -ge 1 ] || fail "no slice walked by the side-band's mappings"
+	[ $((good * 1000)) -ge $((total * 996)) ] || fail "$good/$total below 99.6%"
+}
+
 # complete_pct: the share of complete stacks pa-record -v reported in rec.err.
 complete_pct() {
 	sed -nE 's/^pa-record: stacks: ([0-9.]+)% complete.*/\1/p' rec.err
@@ -218,10 +260,15 @@ forks_complete() {
 }
 
 @test "unwind: bad --unwind values are one-line errors" {
-	run "$PA_RECORD" --unwind dwarf -- true
+	run "$PA_RECORD" --unwind frames -- true
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
-	[[ $output == "pa-record: error: invalid --unwind 'dwarf'; use auto, cfi or fp" ]]
+	[[ $output == "pa-record: error: invalid --unwind 'frames'; use auto, cfi, fp or dwarf[,SIZE] (SIZE from 4096 to 32768 bytes)" ]]
+	for bad in dwarf,100 dwarf,40000 dwarf,8k dwarfish; do
+		run "$PA_RECORD" --unwind "$bad" -- true
+		[ "$status" -eq 1 ] || fail "--unwind $bad: exit $status"
+		[[ $output == "pa-record: error: invalid --unwind '$bad'"* ]] || fail "$output"
+	done
 	run "$PA_RECORD" --unwind-rows 5 -- true
 	[ "$status" -eq 1 ]
 	[[ $output == *"invalid --unwind-rows '5'"* ]]

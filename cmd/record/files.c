@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -55,6 +56,27 @@ void rec_file_ref_map(struct rec_file_ref *r, pid_t pid, const struct proc_map *
 	};
 }
 
+/* r's path in our own mount namespace, if it is the same file (device and inode). */
+static int open_same(struct rec_files *fs, const struct rec_file_ref *r)
+{
+	struct stat st;
+	int fd;
+
+	if (!r->ino || r->deleted || r->path[0] != '/')
+		return -1;
+	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	fs->opens++;
+	if (fstat(fd, &st) || st.st_ino != r->ino || st.st_dev != makedev(r->maj, r->min)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* r's file: through its process, or (when it is gone) its path where that is the same
+ * file.  The open fd or -1. */
 static int open_ref(struct rec_files *fs, const struct rec_file_ref *r)
 {
 	char p[4200];
@@ -69,6 +91,8 @@ static int open_ref(struct rec_files *fs, const struct rec_file_ref *r)
 	}
 	if (fd >= 0)
 		fs->opens++;
+	else
+		fd = open_same(fs, r);
 	return fd;
 }
 

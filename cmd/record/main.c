@@ -51,7 +51,9 @@ static const char usage[] =
 	"                          (default, fastest) to 22 (smallest), as perf record -z\n"
 	"      --unwind MODE       user stacks: auto (default: .eh_frame CFI where the\n"
 	"                          binary has it, frame pointers elsewhere), cfi (CFI\n"
-	"                          only), fp (frame pointers only)\n"
+	"                          only), fp (frame pointers only), dwarf[,SIZE] (auto,\n"
+	"                          and every sample copies up to SIZE bytes of stack,\n"
+	"                          default 8192, to walk again in user space)\n"
 	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
 	"                          8 bytes each)\n"
 	"  -q, --quiet             no progress, no summary\n"
@@ -273,8 +275,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			offcpu_opt = offcpu_opt ? offcpu_opt : "--offcpu-state";
 			break;
 		case OPT_UNWIND:
-			if (rec_unwind_parse_mode(optarg, &o->unwind_mode)) {
-				pa_err("invalid --unwind '%s'; use auto, cfi or fp", optarg);
+			if (rec_unwind_parse_mode(optarg, o)) {
+				pa_err("invalid --unwind '%s'; use auto, cfi, fp or dwarf[,SIZE] "
+				       "(SIZE from 4096 to %u bytes)",
+				       optarg, PROFILE_SLICE_BYTES);
 				return -EINVAL;
 			}
 			break;
@@ -364,6 +368,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	/* Tests: drop every Nth sample as if the ring buffer were full. */
 	if (env_count("PA_RECORD_DROP_EVERY", &o->drop_every))
 		return -EINVAL;
+	/* Tests: finish every stack slice from the side-band's mappings, as for a process
+	 * gone before /proc could be read. */
+	if (env_count("PA_RECORD_SLICE_GONE", &o->slice_gone))
+		return -EINVAL;
 
 	/* -a -- CMD: the whole system for as long as CMD runs, as perf record -a. */
 	modes = !!o->nr_pids + (o->system_wide || o->cmd_argv);
@@ -450,6 +458,8 @@ static int drain(struct rec_session *s, int timeout_ms, bool final)
 	err = rec_offcpu_flush(s, final);
 	if (!err)
 		err = rec_sideband_drain(s);
+	if (!err)
+		err = rec_unwind_flush_slices(s);
 	if (err)
 		return err;
 	rec_unwind_round(s);

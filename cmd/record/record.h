@@ -24,6 +24,7 @@ struct ring_buffer;
 struct bpf_link;
 struct bpf_program;
 struct pd_writer;
+struct pd_mmap;
 struct rec_unwind;
 struct proc_map;
 
@@ -56,7 +57,9 @@ struct rec_opts {
 	uint32_t skip_switch_in; /* PA_RECORD_SKIP_SWITCH_IN: tests, ignore every Nth */
 	uint32_t max_targets;	 /* PA_RECORD_MAX_TARGETS: tests, 0 = PROFILE_MAX_TARGETS */
 	uint32_t drop_every;	 /* PA_RECORD_DROP_EVERY: tests, drop every Nth sample */
+	uint32_t slice_gone;	 /* PA_RECORD_SLICE_GONE: tests, as if all processes exited */
 	uint32_t unwind_mode;	 /* --unwind: UNWIND_MODE_* */
+	uint32_t slice_always;	 /* --unwind dwarf[,SIZE]: every sample's stack slice size */
 	uint32_t unwind_rows;	 /* --unwind-rows, 0 = UNWIND_DEFAULT_ROWS */
 	const char *output;	 /* "-" = stdout */
 	int compress_level;	 /* -z: zstd level, 0 = plain records */
@@ -247,7 +250,8 @@ bool pidset_has(const struct rec_pidset *ps, pid_t pid);
 void pidset_free(struct rec_pidset *ps);
 
 /* unwind.c: the CFI walker's tables and statistics. */
-int rec_unwind_parse_mode(const char *arg, uint32_t *mode);
+int rec_unwind_parse_mode(const char *arg, struct rec_opts *o);
+const char *rec_unwind_opts_name(const struct rec_opts *o);
 const char *rec_unwind_mode_name(uint32_t mode);
 void rec_unwind_configure(struct rec_session *s);
 int rec_unwind_init(struct rec_session *s);
@@ -262,9 +266,15 @@ bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path);
 void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
-/* The user frames of a sample sent with its stack slice, finished; returns how many. */
-uint64_t rec_unwind_finish(struct rec_session *s, const struct profile_slice_sample *ss,
-			   __u64 *out);
+/* A sample sent with its stack slice: its user stack finished, written (or held). */
+int rec_unwind_slice(struct rec_session *s, const void *data, size_t size);
+/* After the side-band of a round: the held slices written. */
+int rec_unwind_flush_slices(struct rec_session *s);
+/* Side-band: the mappings of processes, for slices of those already gone. */
+void rec_unwind_sb_exec(struct rec_session *s, pid_t pid, uint64_t time);
+void rec_unwind_sb_fork(struct rec_session *s, pid_t pid, pid_t ppid, uint64_t time);
+void rec_unwind_sb_mmap(struct rec_session *s, const struct pd_mmap *m);
+void rec_unwind_sb_exit(struct rec_session *s, pid_t pid, uint64_t time);
 void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);

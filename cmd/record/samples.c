@@ -161,11 +161,7 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 		return rec_offcpu_ustack(s, ps, size);
 	if (ps->kind == PROFILE_KIND_OFFCPU && (ps->flags & PROFILE_F_USTACK_LATER))
 		return rec_offcpu_hold(s, ps, size);
-	if ((ps->flags & PROFILE_F_SLICE) && size >= sizeof(struct profile_slice_sample)) {
-		__u64 uips[PROFILE_MAX_FRAMES];
-		uint64_t nu = rec_unwind_finish(s, data, uips);
-
-		return rec_write_sample(s, ps, sizeof(*ps), uips, nu);
-	}
+	if ((ps->flags & PROFILE_F_SLICE) && size >= PROFILE_SLICE_HDR_SIZE)
+		return rec_unwind_slice(s, data, size);
 	return rec_write_sample(s, ps, size, NULL, 0);
 }

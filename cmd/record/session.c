@@ -213,6 +213,10 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	while (rb_bytes < (1u << 28) &&
 	       (uint64_t)rb_bytes < (o->no_cpu ? 0 : o->freq) * (uint64_t)s->nr_cpus * 1024)
 		rb_bytes <<= 1;
+	/* Stack slices (up to 32 KiB each) come in bursts while a new program's tables
+	 * load, ~100 ms for the biggest: room for one of those on every CPU. */
+	if (o->unwind_mode != UNWIND_MODE_FP && rb_bytes < (8u << 20))
+		rb_bytes = 8u << 20;
 	/* Off-CPU samples come at the targets' switch rate: leave room for bursts. */
 	if (o->offcpu && rb_bytes < (16u << 20))
 		rb_bytes = 16u << 20;
@@ -318,6 +322,7 @@ int rec_bpf_open_load(struct rec_session *s)
 			refused_prog[0] ? refused_prog : strerror(-err), refused_why[0] ? ": " : "",
 			refused_why);
 		s->opts.unwind_mode = UNWIND_MODE_FP;
+		s->opts.slice_always = 0;
 		method = first;
 		open_waits = true;
 		err = load_first(s, &method, &open_waits);

@@ -106,6 +106,7 @@ static int sb_mmap2(struct rec_session *s, const struct perf_event_header *h,
 
 	if (pd_parse_mmap(h, h->size, &m) || !wanted(s, m.pid))
 		return 0;
+	rec_unwind_sb_mmap(s, &m);
 	table = rec_unwind_note_mmap(s, m.pid, m.prot);
 	if (m.build_id) {
 		n = m.build_id_size;
@@ -145,6 +146,8 @@ static int sb_comm(struct rec_session *s, const struct perf_event_header *h,
 
 	if (pd_parse_comm(h, h->size, &c) || !wanted(s, c.pid))
 		return 0;
+	if ((c.misc & PERF_RECORD_MISC_COMM_EXEC) && c.pid == c.tid)
+		rec_unwind_sb_exec(s, c.pid, sid->time);
 	return pd_write_comm(s->w, c.pid, c.tid, c.comm, c.misc & PERF_RECORD_MISC_COMM_EXEC, sid);
 }
 
@@ -161,8 +164,12 @@ static int sb_task(struct rec_session *s, const struct perf_event_header *h,
 		pidset_add(&s->targets, t.pid);
 	if (!wanted(s, t.pid))
 		return 0;
-	if (t.type == PERF_RECORD_EXIT && t.pid == t.tid)
+	if (t.type == PERF_RECORD_FORK && t.pid != t.ppid && t.pid == t.tid)
+		rec_unwind_sb_fork(s, t.pid, t.ppid, t.time);
+	if (t.type == PERF_RECORD_EXIT && t.pid == t.tid) {
 		rec_unwind_note_exit(s, t.pid);
+		rec_unwind_sb_exit(s, t.pid, t.time);
+	}
 	return pd_write_task(s->w, t.type, t.pid, t.ppid, t.tid, t.ptid, t.time, sid);
 }
 

@@ -10,7 +10,8 @@
  * build-id, segments and table) and opens it.  A process is (re)loaded when the BPF
  * side reports it unknown or stale (unwind_notify) or when the side-band shows it
  * mapping code; in -a mode only on the first report, and at most UW_MAX_NEW_PER_ROUND
- * new processes per round.
+ * new processes per round.  Walks the kernel could not finish for lack of a table are
+ * finished from their stack slices in slice.c.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,61 +28,51 @@
 #include "profile.skel.h"
 #include "record.h"
 #include "unwind.h"
+#include "unwind_priv.h"
 #include "base/util.h"
 
 #define UW_MAX_NEW_PER_ROUND 16		 /* -a: processes loaded per 100 ms round */
 #define UW_STALE_RELOAD_NS   50000000ULL /* a still-stale process: reload at most 20 times a second */
-#define UW_SLICE_RELOAD_NS   5000000ULL /* ... and for a stack slice at most every 5 ms */
-
-struct uw_proc {
-	pid_t pid;
-	bool loaded;
-	bool pending;	    /* reload at the next round */
-	bool mapped;	    /* the side-band showed it mapping code since the last load */
-	bool notified;	    /* the BPF side asked: its unwind_missing entry is to be cleared */
-	uint64_t notify_ns; /* when the last load the BPF side asked for ran */
-	uint64_t load_ns;   /* when it was last loaded */
-	uint64_t exec_ns;   /* when it exec'd, until its new mappings are loaded */
-};
-
-struct rec_unwind {
-	char *cache_dir;
-	struct unwind_row *rows; /* mmap of unwind_rows */
-	size_t rows_cap, rows_used, rows_len;
-	uint32_t nr_tables;
-	struct unwind_table_info tables[UNWIND_MAX_TABLES]; /* as in unwind_tables */
-	bool rows_full_warned;
-	struct uw_proc *procs;
-	size_t nr_procs, cap_procs;
-	struct unwind_proc *val; /* scratch for one map value (16 KiB) */
-	struct bpf_link *exec_link, *fork_link, *free_link;
-	uint64_t *exec_lat; /* ns from each exec to its mappings in the kernel */
-	size_t nr_exec_lat, cap_exec_lat;
-	uint64_t loads, cache_hits, compiled;
-	uint64_t procs_full; /* processes not published: unwind_procs full */
-	uint64_t maps_cut;   /* processes with more than UNWIND_MAX_MAPS executable mappings */
-	/* Stack slices (rec_unwind_finish): received, walks they completed, and of
-	 * those how the walk in the kernel had ended (UNWIND_END_*). */
-	uint64_t slices, slices_done, slice_fixed[UNWIND_END_NR];
-	uint64_t slices_exec; /* not finished: taken before an exec */
-};
 
 const char *rec_unwind_mode_name(uint32_t mode)
 {
 	return mode == UNWIND_MODE_FP ? "fp" : mode == UNWIND_MODE_CFI ? "cfi" : "auto";
 }
 
-int rec_unwind_parse_mode(const char *arg, uint32_t *mode)
+/* auto, cfi, fp, or dwarf[,SIZE]: auto with a stack slice of every sample (SIZE bytes,
+ * 4096 to PROFILE_SLICE_BYTES, default 8192 as perf's --call-graph dwarf). */
+int rec_unwind_parse_mode(const char *arg, struct rec_opts *o)
 {
-	if (!strcmp(arg, "fp"))
-		*mode = UNWIND_MODE_FP;
-	else if (!strcmp(arg, "cfi"))
-		*mode = UNWIND_MODE_CFI;
-	else if (!strcmp(arg, "auto"))
-		*mode = UNWIND_MODE_AUTO;
-	else
+	o->slice_always = 0;
+	if (!strcmp(arg, "fp")) {
+		o->unwind_mode = UNWIND_MODE_FP;
+	} else if (!strcmp(arg, "cfi")) {
+		o->unwind_mode = UNWIND_MODE_CFI;
+	} else if (!strcmp(arg, "auto")) {
+		o->unwind_mode = UNWIND_MODE_AUTO;
+	} else if (!strncmp(arg, "dwarf", 5) && (!arg[5] || arg[5] == ',')) {
+		const char *size = arg[5] ? arg + 6 : NULL;
+		unsigned long v = 8192;
+		char *end;
+
+		if (size) {
+			errno = 0;
+			v = strtoul(size, &end, 0);
+			if (errno || end == size || *end || v < 4096 || v > PROFILE_SLICE_BYTES)
+				return -EINVAL;
+		}
+		o->unwind_mode = UNWIND_MODE_AUTO;
+		o->slice_always = v;
+	} else {
 		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The mode's name in the summary. */
+const char *rec_unwind_opts_name(const struct rec_opts *o)
+{
+	return o->slice_always ? "dwarf" : rec_unwind_mode_name(o->unwind_mode);
 }
 
 /* Before load: the walker's mode, and the row array sized (or shrunk away with fp). */
@@ -92,7 +83,11 @@ void rec_unwind_configure(struct rec_session *s)
 	uint32_t rows = s->opts.unwind_rows ? s->opts.unwind_rows : UNWIND_DEFAULT_ROWS;
 
 	skel->rodata->unwind_mode = s->opts.unwind_mode;
+	skel->rodata->slice_always = s->opts.slice_always != 0;
+	if (s->opts.slice_always)
+		skel->rodata->slice_bytes = s->opts.slice_always;
 	bpf_map__set_max_entries(skel->maps.unwind_rows, cfi ? rows : 1);
+	bpf_map__set_max_entries(skel->maps.slice_bufs, cfi ? s->nr_possible : 1);
 	if (!cfi) {
 		bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
 		bpf_map__set_max_entries(skel->maps.unwind_procs, 1);
@@ -160,7 +155,7 @@ int rec_unwind_init(struct rec_session *s)
 	return 0;
 }
 
-static struct uw_proc *proc_get(struct rec_unwind *u, pid_t pid, bool create)
+struct uw_proc *uw_proc_get(struct rec_unwind *u, pid_t pid, bool create)
 {
 	size_t i;
 
@@ -182,7 +177,7 @@ static struct uw_proc *proc_get(struct rec_unwind *u, pid_t pid, bool create)
 	return &u->procs[u->nr_procs++];
 }
 
-static void proc_forget(struct rec_unwind *u, struct uw_proc *p)
+void uw_proc_forget(struct rec_unwind *u, struct uw_proc *p)
 {
 	*p = u->procs[--u->nr_procs];
 }
@@ -198,7 +193,7 @@ static int on_notify(void *ctx, void *data, size_t size)
 	if (size < sizeof(n) || !s->uw)
 		return 0;
 	memcpy(&n, data, sizeof(n));
-	p = proc_get(s->uw, n.pid, true);
+	p = uw_proc_get(s->uw, n.pid, true);
 	if (!p)
 		return 0;
 	p->pending = true;
@@ -226,44 +221,65 @@ static void exec_lat_add(struct rec_unwind *u, uint64_t ns)
 	u->exec_lat[u->nr_exec_lat++] = ns;
 }
 
-/* Put t's rows into the row array and register it: its table id, or UNWIND_NO_TABLE. */
-static uint32_t table_load(struct rec_session *s, const struct cfi_table *t, const char *path)
+/* Warn once that the row array or the table ids are used up. */
+static uint32_t tables_full(struct rec_unwind *u)
+{
+	if (!u->rows_full_warned)
+		pa_warn("unwind tables full (%zu rows, %u tables); raise --unwind-rows",
+			u->rows_cap, UNWIND_MAX_TABLES);
+	u->rows_full_warned = true;
+	return UNWIND_NO_TABLE;
+}
+
+/* The n rows put at u->rows + u->rows_used made a table the walker sees: its id. */
+static uint32_t table_publish(struct rec_session *s, uint32_t n, const char *path)
 {
 	struct rec_unwind *u = s->uw;
-	struct unwind_table_info info = {};
+	struct unwind_table_info info = {.first = u->rows_used, .n = n};
 	uint32_t id = u->nr_tables;
 
-	if (!t->n)
+	if (!n)
 		return UNWIND_NO_TABLE;
-	if (t->n >= (1u << UNWIND_SEARCH_STEPS)) {
+	if (n >= (1u << UNWIND_SEARCH_STEPS)) {
 		pa_warn("%s: %u unwind rows, over the walker's %u; its frames use frame pointers",
-			path, t->n, (1u << UNWIND_SEARCH_STEPS) - 1);
+			path, n, (1u << UNWIND_SEARCH_STEPS) - 1);
 		return UNWIND_NO_TABLE;
 	}
-	if (u->rows_used + t->n > u->rows_cap || id >= UNWIND_MAX_TABLES) {
-		if (!u->rows_full_warned)
-			pa_warn("unwind tables full (%zu rows, %u tables); raise --unwind-rows",
-				u->rows_cap, UNWIND_MAX_TABLES);
-		u->rows_full_warned = true;
-		return UNWIND_NO_TABLE;
-	}
-	memcpy(u->rows + u->rows_used, t->rows, t->n * sizeof(*t->rows));
-	info.first = u->rows_used;
-	info.n = t->n;
+	if (id >= UNWIND_MAX_TABLES)
+		return tables_full(u);
 	if (bpf_map__update_elem(s->skel->maps.unwind_tables, &id, sizeof(id), &info, sizeof(info),
 				 BPF_ANY))
 		return UNWIND_NO_TABLE;
-	u->rows_used += t->n;
+	u->rows_used += n;
 	u->tables[id] = info;
 	u->nr_tables++;
 	return id;
 }
 
+/* f's table read from the CFI cache straight into the row array; false on a miss. */
+static bool table_from_cache(struct rec_session *s, struct rec_file *f, const char *path)
+{
+	struct rec_unwind *u = s->uw;
+	uint64_t t0 = pa_now_ns(), base;
+	long n = cfi_cache_read(u->cache_dir, f->bid, f->bid_size, u->rows + u->rows_used,
+				u->rows_cap - u->rows_used, &base);
+
+	if (n < 0 && n != -ENOSPC)
+		return false;
+	f->base = base;
+	f->table = n < 0 ? tables_full(u) : table_publish(s, n, path);
+	u->loads++;
+	u->cache_hits++;
+	if (s->opts.verbose > 1)
+		pa_info("unwind: %s: %ld rows from the cache in %.1f ms", path, n,
+			(pa_now_ns() - t0) / 1e6);
+	return true;
+}
+
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path)
 {
 	struct rec_unwind *u = s->uw;
-	struct cfi_table *t = NULL;
-	bool hit = false;
+	struct cfi_table *t;
 
 	if (!u || f->table_state == REC_TABLE_KNOWN)
 		return 0;
@@ -271,26 +287,29 @@ int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, con
 		f->table_state = REC_TABLE_KNOWN;
 		return 0;
 	}
-	if (u->cache_dir && f->bid_size > 0 && f->table_state != REC_TABLE_NEED_FILE)
-		hit = (t = cfi_cache_load(u->cache_dir, f->bid, f->bid_size)) != NULL;
-	if (!t) {
-		if (fd < 0) {
-			f->table_state = REC_TABLE_NEED_FILE;
-			return -EAGAIN;
-		}
-		t = cfi_compile_elf(NULL, fd, NULL);
-		/* Best effort: a read-only cache only costs time. */
-		if (t && u->cache_dir && t->bid_size)
-			cfi_cache_store(u->cache_dir, t);
+	if (u->cache_dir && f->bid_size > 0 && f->table_state != REC_TABLE_NEED_FILE &&
+	    table_from_cache(s, f, path)) {
+		f->table_state = REC_TABLE_KNOWN;
+		return 0;
 	}
+	if (fd < 0) {
+		f->table_state = REC_TABLE_NEED_FILE;
+		return -EAGAIN;
+	}
+	t = cfi_compile_elf(NULL, fd, NULL);
 	if (t) {
+		/* Best effort: a read-only cache only costs time. */
+		if (u->cache_dir && t->bid_size)
+			cfi_cache_store(u->cache_dir, t);
 		f->base = t->base;
-		f->table = table_load(s, t, path);
+		if (u->rows_used + t->n > u->rows_cap) {
+			f->table = tables_full(u);
+		} else {
+			memcpy(u->rows + u->rows_used, t->rows, t->n * sizeof(*t->rows));
+			f->table = table_publish(s, t->n, path);
+		}
 		u->loads++;
-		if (hit)
-			u->cache_hits++;
-		else
-			u->compiled++;
+		u->compiled++;
 		cfi_table_free(t);
 	} else if (s->opts.verbose) {
 		pa_warn("no unwind table for %s: %s", path, strerror(errno));
@@ -329,7 +348,7 @@ void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f)
 }
 
 /* Fill e for mapping m of a file: table pc = pc - adj. */
-static void map_entry(const struct rec_file *f, const struct proc_map *m, struct unwind_map *e)
+void uw_map_entry(const struct rec_file *f, const struct proc_map *m, struct unwind_map *e)
 {
 	int i;
 
@@ -384,7 +403,7 @@ static int proc_load(struct rec_session *s, pid_t pid)
 			rec_file_ref_map(&r, pid, m);
 			f = rec_file_get(s, &r, true);
 		}
-		map_entry(f, m, &v->m[v->n]);
+		uw_map_entry(f, m, &v->m[v->n]);
 		if (s->opts.verbose > 1)
 			pa_info("unwind: pid %d %llx-%llx %s table %d adj %llx", pid,
 				(unsigned long long)m->start, (unsigned long long)m->end, m->path,
@@ -410,7 +429,7 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
 
 	if (!s->uw)
 		return 0;
-	p = proc_get(s->uw, pid, true);
+	p = uw_proc_get(s->uw, pid, true);
 	if (!p)
 		return -ENOMEM;
 	p->loaded = !proc_load(s, pid);
@@ -426,7 +445,7 @@ bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot)
 	if (!s->uw || !(prot & PROT_EXEC))
 		return false;
 	/* -a: unknown processes wait for the walker to ask for them. */
-	p = proc_get(s->uw, pid, !s->opts.system_wide);
+	p = uw_proc_get(s->uw, pid, !s->opts.system_wide);
 	if (!p)
 		return false;
 	p->pending = true;
@@ -441,15 +460,15 @@ void rec_unwind_note_exit(struct rec_session *s, pid_t pid)
 	struct uw_proc *p;
 	uint32_t key = pid;
 
-	if (!u || !(p = proc_get(u, pid, false)))
+	if (!u || !(p = uw_proc_get(u, pid, false)))
 		return;
 	bpf_map__delete_elem(s->skel->maps.unwind_procs, &key, sizeof(key), 0);
 	bpf_map__delete_elem(s->skel->maps.unwind_missing, &key, sizeof(key), 0);
-	proc_forget(u, p);
+	uw_proc_forget(u, p);
 }
 
 /* Load p's mappings now, and settle what asked for it.  -ESRCH when it is gone. */
-static int proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now)
+int uw_proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now)
 {
 	uint32_t key = p->pid;
 	int err = proc_load(s, p->pid);
@@ -494,204 +513,12 @@ void rec_unwind_round(struct rec_session *s)
 			continue;
 		if (!p->loaded && s->opts.system_wide && fresh++ >= UW_MAX_NEW_PER_ROUND)
 			continue;
-		err = proc_reload(s, p, now);
+		err = uw_proc_reload(s, p, now);
 		if (err == -ESRCH) {
-			proc_forget(u, p);
+			uw_proc_forget(u, p);
 			i--;
 		}
 	}
-}
-
-/*
- * Finishing a walk from a stack slice (bpf/profile.h's profile_slice): the kernel's
- * walker stepped by the same rows, in C, reading the stack from the slice.
- */
-struct uw_walk {
-	uint64_t pc, sp, bp;
-	bool exact; /* pc is where the thread was, not a return address */
-	const struct profile_slice *sl;
-};
-
-/* 8 bytes of the walked stack at addr, from the slice; false outside it. */
-static bool slice_read(const struct profile_slice *sl, uint64_t addr, uint64_t *v)
-{
-	uint64_t len = sl->len < PROFILE_SLICE_BYTES ? sl->len : PROFILE_SLICE_BYTES;
-
-	if (addr < sl->sp || addr - sl->sp > len - 8 || len < 8)
-		return false;
-	memcpy(v, sl->data + (addr - sl->sp), sizeof(*v));
-	return true;
-}
-
-/* The row covering pc in the process's mappings pm, as the kernel's walker finds it. */
-static const struct unwind_row *row_at(const struct rec_unwind *u, const struct unwind_proc *pm,
-				       uint64_t pc, bool exact)
-{
-	const struct unwind_table_info *t;
-	const struct unwind_map *m;
-	uint32_t lo = 0, hi = pm->n < UNWIND_MAX_MAPS ? pm->n : UNWIND_MAX_MAPS, mid;
-	uint64_t tpc;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pm->m[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || pc >= pm->m[lo - 1].end)
-		return NULL;
-	m = &pm->m[lo - 1];
-	if (m->table >= u->nr_tables)
-		return NULL;
-	t = &u->tables[m->table];
-	tpc = (exact ? pc : pc - 1) - m->adj;
-	if (tpc >> 32)
-		return NULL;
-	lo = 0;
-	hi = t->n;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (u->rows[t->first + mid].pc <= tpc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &u->rows[t->first + lo - 1] : NULL;
-}
-
-/* w to its caller by row r (NULL: none, the frame pointer).  1: the walk is
- * complete, -1: it cannot go on, 0: stepped. */
-static int uw_step(struct uw_walk *w, const struct unwind_row *r, bool fp)
-{
-	uint64_t cfa, ra, v;
-
-	switch (r ? UNWIND_ROW_CFA(r) : UNWIND_CFA_NONE) {
-	case UNWIND_CFA_OUTERMOST:
-		return 1;
-	case UNWIND_CFA_SIGNAL:
-		if (!slice_read(w->sl, w->sp + UNWIND_SIG_RIP_OFF, &w->pc) ||
-		    !slice_read(w->sl, w->sp + UNWIND_SIG_RBP_OFF, &w->bp) ||
-		    !slice_read(w->sl, w->sp + UNWIND_SIG_RSP_OFF, &w->sp))
-			return -1;
-		w->exact = true;
-		return 0;
-	case UNWIND_CFA_RSP:
-		cfa = w->sp + r->cfa_off;
-		break;
-	case UNWIND_CFA_RBP:
-		cfa = w->bp + r->cfa_off;
-		break;
-	case UNWIND_CFA_PLT:
-		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= 11 ? 8 : 0);
-		break;
-	case UNWIND_CFA_PLT_IBT:
-		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= 10 ? 8 : 0);
-		break;
-	case UNWIND_CFA_DEREF_RBP:
-		if (!slice_read(w->sl, w->bp + r->cfa_off, &cfa))
-			return -1;
-		break;
-	default: /* no row, or one the walker cannot follow: the frame pointer */
-		if (!fp)
-			return -1;
-		if (!w->bp)
-			return 1;
-		if (w->bp <= w->sp || !slice_read(w->sl, w->bp, &v) ||
-		    !slice_read(w->sl, w->bp + 8, &ra))
-			return -1;
-		w->sp = w->bp + 16;
-		w->bp = v;
-		w->pc = ra;
-		w->exact = false;
-		return ra ? 0 : 1;
-	}
-	if (cfa <= w->sp || !slice_read(w->sl, cfa - 8, &ra))
-		return -1;
-	switch (UNWIND_ROW_RBP(r)) {
-	case UNWIND_RBP_CFA_OFF:
-		if (!slice_read(w->sl, cfa + 8 * r->rbp_off, &w->bp))
-			return -1;
-		break;
-	case UNWIND_RBP_AT_RBP:
-		if (!slice_read(w->sl, w->bp + 8 * r->rbp_off, &w->bp))
-			return -1;
-		break;
-	case UNWIND_RBP_UNDEFINED:
-		w->bp = 0;
-		break;
-	default: /* UNWIND_RBP_SAME */
-		break;
-	}
-	w->sp = cfa;
-	w->pc = ra;
-	w->exact = false;
-	return ra ? 0 : 1;
-}
-
-/*
- * The user stack of an on-CPU sample whose walk in the kernel met code of no mapping
- * it knew (PROFILE_F_SLICE), into out: the process's mappings are loaded if the
- * sample is newer than their last load, and the walk is finished from the frame the
- * kernel had no table for, by the same rows, through the sample's copy of the
- * stack.  Its frames replace the kernel's (stepped by frame pointer from there) when
- * the walk completes or goes further.  Returns the number of frames in out.
- */
-uint64_t rec_unwind_finish(struct rec_session *s, const struct profile_slice_sample *ss, __u64 *out)
-{
-	const struct profile_sample *ps = &ss->s;
-	const struct profile_slice *sl = &ss->slice;
-	uint64_t nk = ps->nr_kernel < PROFILE_MAX_FRAMES ? ps->nr_kernel : PROFILE_MAX_FRAMES;
-	uint64_t nu = ps->nr_user < PROFILE_MAX_FRAMES ? ps->nr_user : PROFILE_MAX_FRAMES;
-	bool fp = s->opts.unwind_mode == UNWIND_MODE_AUTO;
-	__u64 walked[PROFILE_MAX_FRAMES];
-	struct rec_unwind *u = s->uw;
-	struct uw_walk w = {.pc = sl->pc, .sp = sl->sp, .bp = sl->bp, .exact = sl->exact, .sl = sl};
-	uint32_t key = ps->pid;
-	struct uw_proc *p;
-	uint64_t n, now, exec_ns;
-	int r = 0;
-
-	memcpy(out, ps->ips + nk, nu * sizeof(*out));
-	if (!u || sl->at >= nu || !(p = proc_get(u, ps->pid, true)))
-		return nu;
-	u->slices++;
-	now = pa_now_ns();
-	if ((!p->loaded || p->load_ns < ps->time) && now - p->load_ns >= UW_SLICE_RELOAD_NS &&
-	    proc_reload(s, p, now) == -ESRCH) {
-		proc_forget(u, p);
-		return nu;
-	}
-	if (!p->loaded || bpf_map__lookup_elem(s->skel->maps.unwind_procs, &key, sizeof(key),
-					       u->val, sizeof(*u->val), 0))
-		return nu;
-	/* Looked up after the mappings: the same exec then means they are the sample's. */
-	if (bpf_map__lookup_elem(s->skel->maps.unwind_execs, &key, sizeof(key), &exec_ns,
-				 sizeof(exec_ns), 0))
-		exec_ns = 0;
-	if (exec_ns != sl->exec_ns) {
-		u->slices_exec++;
-		return nu;
-	}
-	for (n = sl->at; n < PROFILE_MAX_FRAMES;) {
-		walked[n++] = w.pc;
-		r = uw_step(&w, row_at(u, u->val, w.pc, w.exact), fp);
-		if (r)
-			break;
-	}
-	if (s->opts.verbose > 1)
-		pa_info("unwind: pid %u slice at frame %u of %llu, %u bytes: %s after %llu frames",
-			ps->pid, sl->at, (unsigned long long)nu, sl->len,
-			r == 1 ? "complete" : "incomplete", (unsigned long long)n);
-	if (r != 1 && n <= nu)
-		return nu; /* no better than the kernel's */
-	memcpy(out + sl->at, walked + sl->at, (n - sl->at) * sizeof(*out));
-	if (r == 1) {
-		u->slices_done++;
-		if (sl->end != UNWIND_END_COMPLETE && sl->end < UNWIND_END_NR)
-			u->slice_fixed[sl->end]++;
-	}
-	return n;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -747,12 +574,11 @@ void rec_unwind_summary(struct rec_session *s)
 	if (!all)
 		return;
 	len = snprintf(line, sizeof(line), "stacks: %.1f%% complete (%s)",
-		       100.0 * tot[UNWIND_END_COMPLETE] / all,
-		       rec_unwind_mode_name(s->opts.unwind_mode));
+		       100.0 * tot[UNWIND_END_COMPLETE] / all, rec_unwind_opts_name(&s->opts));
 	if (s->uw->slices)
 		len += snprintf(line + len, sizeof(line) - len,
 				" (%llu of %llu stack slices finished in user space)",
-				(unsigned long long)s->uw->slices_done,
+				(unsigned long long)s->uw->slice_why[UW_SLICE_DONE],
 				(unsigned long long)s->uw->slices);
 	for (k = 1; k < UNWIND_END_NR && len < sizeof(line); k++)
 		if (tot[k] && k != UNWIND_END_GONE)
@@ -786,9 +612,8 @@ void rec_unwind_summary(struct rec_session *s)
 			(unsigned long long)tot[UNWIND_FRAMES_VMA], s->uw->nr_tables,
 			s->uw->rows_used, (unsigned long long)s->uw->cache_hits,
 			(unsigned long long)s->uw->compiled);
-	if (s->opts.verbose && s->uw->slices_exec)
-		pa_info("unwind: %llu stack slices taken before their process exec'd, not finished",
-			(unsigned long long)s->uw->slices_exec);
+	if (s->opts.verbose && s->uw->slices)
+		uw_slice_summary(s->uw);
 	if (tot[UNWIND_SLICE_SKIPPED])
 		pa_warn("unwind: %llu stack slices not taken (the ring buffer was over half full): "
 			"those stacks used frame pointers",
@@ -806,6 +631,7 @@ void rec_unwind_free(struct rec_session *s)
 	bpf_link__destroy(u->exec_link);
 	bpf_link__destroy(u->fork_link);
 	bpf_link__destroy(u->free_link);
+	uw_slices_free(u);
 	free(u->exec_lat);
 	if (u->rows)
 		munmap(u->rows, u->rows_len);
