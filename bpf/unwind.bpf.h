@@ -111,6 +111,7 @@ struct unwind_vma {
 /* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
+	__u64 rdi;		  /* the interrupted frame's (UNWIND_CFA_RA_RDI) */
 	struct task_struct *task; /* whose stack: the current task's when not remote */
 	__u32 pid, slot;
 	__u32 cfi, fp;	/* frames stepped each way */
@@ -355,10 +356,24 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		rbp_off = UNWIND_LK_RBP(lk);
 	}
 
+	/* Only the interrupted frame has its rdi: the sampled registers. */
+	if (rule == UNWIND_CFA_RA_RDI && (n || !w->exact))
+		rule = UNWIND_CFA_UNSUPPORTED;
+
 	switch (rule) {
 	case UNWIND_CFA_OUTERMOST:
 		w->end = UNWIND_END_COMPLETE;
 		return 1;
+	case UNWIND_CFA_RA_RDI:
+		w->sp = sp + off;
+		w->pc = w->rdi;
+		w->exact = 0;
+		w->cfi++;
+		if (!w->pc) {
+			w->end = UNWIND_END_COMPLETE;
+			return 1;
+		}
+		return 0;
 	case UNWIND_CFA_SIGNAL:
 		/* sp points at the ucontext the kernel pushed: the interrupted registers. */
 		if (unwind_read(w, &w->pc, sp + UNWIND_SIG_RIP_OFF, remote) ||
@@ -535,6 +550,7 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 	w.pc = BPF_CORE_READ(regs, ip);
 	w.sp = BPF_CORE_READ(regs, sp);
 	w.bp = BPF_CORE_READ(regs, bp);
+	w.rdi = BPF_CORE_READ(regs, di);
 	if (!w.pc)
 		return 0;
 	w.task = task;

@@ -12,8 +12,8 @@
  * call may be the last instruction of its function; not so for the interrupted frame
  * and for the frame interrupted by a signal (the one above UNWIND_CFA_SIGNAL).
  *
- * x86-64 only.  The return address is always at CFA - 8 (rows where it is not are
- * UNWIND_CFA_UNSUPPORTED), and the caller's rsp is the CFA.
+ * x86-64 only.  The return address is at CFA - 8 (rows where it is not are
+ * UNWIND_CFA_UNSUPPORTED, but for UNWIND_CFA_RA_RDI), and the caller's rsp is the CFA.
  */
 #ifndef PA_UNWIND_ROWS_H
 #define PA_UNWIND_ROWS_H
@@ -34,7 +34,10 @@
 				  * ucontext; restore rsp, rbp and rip from its mcontext */
 #define UNWIND_CFA_OUTERMOST   7 /* return address undefined: the walk is complete */
 #define UNWIND_CFA_UNSUPPORTED 8 /* a rule the walker cannot follow: frame pointer, counted */
-#define UNWIND_CFA_MASK	       0x0f
+#define UNWIND_CFA_RA_RDI                                                                          \
+	9 /* the return address is in rdi (glibc's __vfork, between its pop and push):
+	   * CFA = rsp + cfa_off; only the interrupted frame has rdi, others unsupported */
+#define UNWIND_CFA_MASK 0x0f
 
 /* Where the caller's rbp is (row.type >> UNWIND_RBP_SHIFT). */
 #define UNWIND_RBP_SAME	     0 /* unchanged: the caller's rbp is this frame's rbp */

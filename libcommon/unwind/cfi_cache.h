@@ -16,7 +16,7 @@
 #include "unwind/cfi_compile.h"
 
 /* Bump on any change of the file layout, of struct unwind_row or of what rows mean. */
-#define CFI_CACHE_VERSION 2
+#define CFI_CACHE_VERSION 3
 
 /*
  * $XDG_CACHE_HOME/perf-agent/cfi when set; else /var/cache/perf-agent/cfi for root;

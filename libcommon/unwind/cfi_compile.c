@@ -214,6 +214,13 @@ static struct unwind_row to_row(struct builder *b, const struct cfi_state *st)
 		s->rows_signal++;
 		return (struct unwind_row){.type = UNWIND_CFA_SIGNAL};
 	}
+	/* glibc's __vfork pops its return address into rdi around the syscall. */
+	if (st->ra.kind == CFI_R_REGISTER && st->ra.reg == CFI_REG_RDI && !st->cfa_is_expr &&
+	    st->cfa_reg == CFI_REG_RSP && st->rbp.kind == CFI_R_SAME && st->cfa_off >= 0 &&
+	    st->cfa_off <= INT16_MAX) {
+		s->rows_ra_rdi++;
+		return (struct unwind_row){.type = UNWIND_CFA_RA_RDI, .cfa_off = st->cfa_off};
+	}
 	if (st->ra.kind != CFI_R_OFFSET || st->ra.off != -8) {
 		s->unsup_ra++;
 		return unsup;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CFI_REG_RDI 5
 #define CFI_REG_RBP 6
 #define CFI_REG_RSP 7
 #define CFI_REG_RA  16

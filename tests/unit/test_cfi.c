@@ -213,6 +213,32 @@ static void test_plt_gap_outermost(void)
 	cfi_table_free(t);
 }
 
+/* glibc's __vfork: pop the return address into rdi, syscall, push it back. */
+static void test_ra_in_rdi(void)
+{
+	static const uint8_t vfork[] = {
+		0x41, 0x0e, 0, 0x09, 16, 5, /* +1: cfa rsp+0; register ra in rdi */
+		0x4a, 0x0e, 8, 0x90, 1,	    /* +10: cfa rsp+8; ra at c-8 */
+	};
+	const uint64_t va = 0x400;
+	struct buf b = {0};
+	size_t cie = eh_cie(&b, "");
+	struct cfi_table *t;
+
+	eh_fde(&b, va, cie, 0x3000, 0x20, vfork, sizeof(vfork));
+	t = table_of(&(struct cfi_section){b.b, b.n, va, 0, 0, true}, 1);
+	const struct want w[] = {
+		{0x3000, RSP, 8, SAME, 0},
+		{0x3001, UNWIND_CFA_RA_RDI, 0, SAME, 0},
+		{0x300b, RSP, 8, SAME, 0},
+		{0x3020, NONE, 0, SAME, 0},
+	};
+	check_rows(t, w, sizeof(w) / sizeof(w[0]));
+	CHECK_EQ_U64(t->stats.rows_ra_rdi, 1);
+	CHECK_EQ_U64(t->stats.unsup_ra, 0);
+	cfi_table_free(t);
+}
+
 /* .debug_frame: CIE id 0xffffffff, version 4, absolute 8-byte addresses, a 64-bit length
  * entry, an FDE pointing forward to its CIE; .eh_frame wins where both cover a PC. */
 static void test_debug_frame(void)
@@ -470,6 +496,9 @@ static int rule_matches(const struct unwind_row *r, const char *cfa, const char 
 		return 0;
 	if (!strcmp(ra, "u"))
 		return type == UNWIND_CFA_OUTERMOST;
+	if (!strcmp(ra, "r5")) /* rdi: __vfork */
+		return type ==
+		       (strncmp(cfa, "rsp+", 4) ? UNWIND_CFA_UNSUPPORTED : UNWIND_CFA_RA_RDI);
 	if (signal)
 		return type == UNWIND_CFA_SIGNAL;
 	if (type == UNWIND_CFA_UNSUPPORTED) /* only where readelf shows a rule we can't take */
@@ -975,6 +1004,7 @@ int main(int argc, char **argv)
 		return oracle_file(argv[2], 1) ? 1 : 0;
 	RUN(test_eh_frame_program);
 	RUN(test_plt_gap_outermost);
+	RUN(test_ra_in_rdi);
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
 	RUN(test_not_elf);
