@@ -374,6 +374,60 @@ int cfi_build_rows(struct cfi_table *t, struct cfi_entries *e)
 	return 0;
 }
 
+/*
+ * Rows for .init, which no FDE covers: crti.o's _init is "[endbr64] sub $8,%rsp ...
+ * add $8,%rsp; ret" and comes without CFI.  It is the first code of a library or
+ * program to run, and the first touch of its page faults, so short processes are
+ * sampled there often.  Only that exact shape, and only where no row is: the CFA is
+ * rsp+8 at the entry and at the ret, rsp+16 between.
+ */
+static int add_init_rows(struct cfi_table *t, Elf *elf)
+{
+	static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa}, sub[] = {0x48, 0x83, 0xec, 0x08},
+			     epi[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+	struct cfi_section init;
+	struct unwind_row *rows;
+	uint64_t start, end, body;
+	size_t pre, at = 0, k = 0;
+
+	if (find_section(elf, ".init", &init))
+		return 0;
+	pre = init.size >= 4 && !memcmp(init.data, endbr, 4) ? 4 : 0;
+	start = init.vaddr;
+	end = start + init.size;
+	body = start + pre + sizeof(sub);
+	if (init.size < pre + sizeof(sub) + sizeof(epi) ||
+	    memcmp(init.data + pre, sub, sizeof(sub)) ||
+	    memcmp(init.data + init.size - sizeof(epi), epi, sizeof(epi)) || start < t->base ||
+	    end - t->base > UINT32_MAX)
+		return 0;
+	/* Where it goes, and nothing but a gap (or nothing) where it lies. */
+	while (at < t->n && t->rows[at].pc <= start - t->base)
+		at++;
+	if ((at && UNWIND_ROW_CFA(&t->rows[at - 1]) != UNWIND_CFA_NONE) ||
+	    (at < t->n && t->rows[at].pc < end - t->base))
+		return 0;
+	rows = malloc((t->n + 4) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	memcpy(rows, t->rows, at * sizeof(*rows));
+	k = at;
+	rows[k++] =
+		(struct unwind_row){.pc = start - t->base, .type = UNWIND_CFA_RSP, .cfa_off = 8};
+	rows[k++] =
+		(struct unwind_row){.pc = body - t->base, .type = UNWIND_CFA_RSP, .cfa_off = 16};
+	rows[k++] =
+		(struct unwind_row){.pc = end - 1 - t->base, .type = UNWIND_CFA_RSP, .cfa_off = 8};
+	if (at == t->n || t->rows[at].pc != end - t->base)
+		rows[k++] = (struct unwind_row){.pc = end - t->base, .type = UNWIND_CFA_NONE};
+	memcpy(rows + k, t->rows + at, (t->n - at) * sizeof(*rows));
+	free(t->rows);
+	t->rows = rows;
+	t->n = k + t->n - at;
+	t->stats.rows_init = k - at;
+	return 0;
+}
+
 /* .debug_frame from the separate debug file, when the binary has none itself. */
 static int debug_file_section(const char *path, const struct cfi_table *t,
 			      const struct cfi_opts *opts, struct elf_file *df,
@@ -448,6 +502,8 @@ struct cfi_table *cfi_compile_elf(const char *path, int fd, const struct cfi_opt
 			goto out;
 	}
 	err = cfi_build_rows(t, &e);
+	if (!err)
+		err = add_init_rows(t, f.elf);
 out:
 	cfi_entries_free(&e);
 	elf_file_close(&df);

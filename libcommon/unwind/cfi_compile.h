@@ -29,6 +29,7 @@ struct cfi_stats {
 	uint32_t fdes_overlap; /* of which skipped for overlapping a kept FDE */
 	uint32_t rows_raw;     /* rows before merging */
 	uint32_t rows_plt, rows_signal, rows_outermost, rows_deref, rows_ra_rdi;
+	uint32_t rows_init;	 /* synthesized for .init (crti.o's _init has no CFI) */
 	uint32_t unsup_cfa_reg;	 /* CFA based on a register other than rsp/rbp */
 	uint32_t unsup_cfa_expr; /* CFA expression not a known pattern */
 	uint32_t unsup_rbp;	 /* rbp in a register / by expression / val_offset */

@@ -239,6 +239,44 @@ static void test_ra_in_rdi(void)
 	cfi_table_free(t);
 }
 
+/* crti.o's _init, without CFI, gets rows: rsp+8 at its entry and ret, rsp+16 between. */
+static void test_init_rows(void)
+{
+	const char *bin = "/usr/bin/ls";
+	unsigned long init = 0, size = 0;
+	const struct unwind_row *r;
+	struct cfi_table *t;
+	char cmd[256], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW %s", bin);
+	p = popen(cmd, "r");
+	CHECK(p != NULL);
+	while (p && fgets(line, sizeof(line), p)) {
+		char *s = strstr(line, " .init ");
+
+		if (s && sscanf(s, " .init %*s %lx %*s %lx", &init, &size) != 2)
+			init = 0;
+	}
+	if (p)
+		pclose(p);
+	CHECK(init && size >= 13);
+	t = cfi_compile_elf(bin, -1, NULL);
+	CHECK(t != NULL);
+	if (!t || !init)
+		return;
+	CHECK_EQ_U64(t->stats.rows_init, 4);
+	r = cfi_table_lookup(t, init);
+	CHECK(r && UNWIND_ROW_CFA(r) == UNWIND_CFA_RSP && r->cfa_off == 8);
+	r = cfi_table_lookup(t, init + 8); /* past [endbr64] sub $8,%rsp */
+	CHECK(r && UNWIND_ROW_CFA(r) == UNWIND_CFA_RSP && r->cfa_off == 16);
+	r = cfi_table_lookup(t, init + size - 1); /* ret */
+	CHECK(r && UNWIND_ROW_CFA(r) == UNWIND_CFA_RSP && r->cfa_off == 8);
+	r = cfi_table_lookup(t, init + size);
+	CHECK(r && UNWIND_ROW_CFA(r) != UNWIND_CFA_RSP); /* the .plt's, or a gap */
+	cfi_table_free(t);
+}
+
 /* .debug_frame: CIE id 0xffffffff, version 4, absolute 8-byte addresses, a 64-bit length
  * entry, an FDE pointing forward to its CIE; .eh_frame wins where both cover a PC. */
 static void test_debug_frame(void)
@@ -1005,6 +1043,7 @@ int main(int argc, char **argv)
 	RUN(test_eh_frame_program);
 	RUN(test_plt_gap_outermost);
 	RUN(test_ra_in_rdi);
+	RUN(test_init_rows);
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
 	RUN(test_not_elf);
