@@ -60,7 +60,7 @@ _pa_record()
 		return
 		;;
 	--unwind)
-		COMPREPLY=($(compgen -W "auto cfi fp" -- "$cur"))
+		COMPREPLY=($(compgen -W "auto cfi fp dwarf" -- "$cur"))
 		return
 		;;
 	--unwind-rows)
