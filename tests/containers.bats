@@ -47,7 +47,7 @@ start_contained() {
 	command -v node >/dev/null || skip "node not installed"
 	# The script is inline: the private /tmp hides this test's directory.
 	js='function jsContainedLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) | 0; return s; }
-const end = Date.now() + 2500; let t = 0;
+const end = Date.now() + 6000; let t = 0;
 while (Date.now() < end) t += jsContainedLoop(100000);'
 	unshare --mount --pid --fork --propagation private sh -c "
 		mount -t tmpfs none /tmp && exec node --perf-basic-prof -e '$js'" &
