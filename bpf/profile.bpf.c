@@ -381,7 +381,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->state = 0;
 	s->__pad = 0;
 	capture_stacks(ctx, s, true, SLOT_CPU);
-	/* A slice is 4-12 KiB: never at the cost of the samples that follow. */
+	/* A slice is up to 32 KiB: never at the cost of the samples that follow. */
 	if ((s->flags & PROFILE_F_SLICE) &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
 		    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2) {
