@@ -410,7 +410,8 @@ static int add_init_rows(struct cfi_table *t, Elf *elf)
 	rows = malloc((t->n + 4) * sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
-	memcpy(rows, t->rows, at * sizeof(*rows));
+	if (at) /* t->rows is NULL in a file with no FDE */
+		memcpy(rows, t->rows, at * sizeof(*rows));
 	k = at;
 	rows[k++] =
 		(struct unwind_row){.pc = start - t->base, .type = UNWIND_CFA_RSP, .cfa_off = 8};
@@ -420,7 +421,8 @@ static int add_init_rows(struct cfi_table *t, Elf *elf)
 		(struct unwind_row){.pc = end - 1 - t->base, .type = UNWIND_CFA_RSP, .cfa_off = 8};
 	if (at == t->n || t->rows[at].pc != end - t->base)
 		rows[k++] = (struct unwind_row){.pc = end - t->base, .type = UNWIND_CFA_NONE};
-	memcpy(rows + k, t->rows + at, (t->n - at) * sizeof(*rows));
+	if (t->n > at)
+		memcpy(rows + k, t->rows + at, (t->n - at) * sizeof(*rows));
 	free(t->rows);
 	t->rows = rows;
 	t->n = k + t->n - at;
