@@ -152,7 +152,9 @@ wait_attached() {
 	local pid=$1 tries=$((${2:-10} * 10)) fds
 	while [ $tries -gt 0 ]; do
 		kill -0 "$pid" 2>/dev/null || fail "pa-record (pid $pid) exited before attaching" || return 1
-		fds=$(ls -l "/proc/$pid/fd" 2>/dev/null)
+		# ls fails (set -e would end the test, silently) when an fd closes while it
+		# lists them, as pa-record opens and closes files while it loads tables.
+		fds=$(ls -l "/proc/$pid/fd" 2>/dev/null || true)
 		if grep -q 'perf_event' <<<"$fds" && grep -qE 'bpf[-_](prog|link)' <<<"$fds"; then
 			sleep 0.5
 			return 0
