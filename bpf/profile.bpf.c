@@ -255,8 +255,8 @@ static __always_inline void set_nr_user(struct profile_sample *s, long n)
 		s->flags |= PROFILE_F_USTACK_ERR;
 		n = 0;
 	}
-	if (n > PROFILE_MAX_FRAMES)
-		n = PROFILE_MAX_FRAMES;
+	if (n > PROFILE_MAX_UFRAMES)
+		n = PROFILE_MAX_UFRAMES;
 	s->nr_user = n;
 }
 
@@ -767,8 +767,8 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 	out->time = bpf_ktime_get_ns();
 	out->period = delta;
 	nk = task_kstack(out, next);
-	if (nu > PROFILE_MAX_FRAMES)
-		nu = PROFILE_MAX_FRAMES;
+	if (nu > PROFILE_MAX_UFRAMES)
+		nu = PROFILE_MAX_UFRAMES;
 	if (st && nu && bpf_probe_read_kernel(&out->ips[nk], nu * sizeof(__u64), st->ips))
 		nu = 0;
 	out->nr_kernel = nk;

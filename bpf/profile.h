@@ -7,8 +7,14 @@
 #ifndef PA_PROFILE_H
 #define PA_PROFILE_H
 
-/* perf's default max stack is 127 frames; keep the same limit per stack. */
-#define PROFILE_MAX_FRAMES 127
+/*
+ * Frames kept per stack.  Kernel stacks (and --unwind fp user stacks, both taken by
+ * bpf_get_stack) keep perf's default of 127.  The CFI walker goes deeper: a compiler's
+ * recursive descent (clang's parser and optimizer) runs past 127 user frames, and a
+ * stack cut there never reaches _start.
+ */
+#define PROFILE_MAX_FRAMES  127
+#define PROFILE_MAX_UFRAMES 1023
 
 /* Default size of the `events` ring buffer (power of two, >= page size). */
 #define PROFILE_RINGBUF_BYTES (4u << 20)
@@ -92,14 +98,14 @@ struct profile_sample {
 	__u8 kind;  /* PROFILE_KIND_* */
 	__u8 state; /* PROFILE_STATE_*, off-CPU samples only */
 	__u16 __pad;
-	__u64 ips[2 * PROFILE_MAX_FRAMES]; /* only the used prefix is submitted */
+	__u64 ips[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES]; /* only the used prefix is sent */
 };
 
 /* Bytes of a sample before ips[]. */
 #define PROFILE_SAMPLE_HDR_SIZE ((unsigned long)&((struct profile_sample *)0)->ips)
 
 /* clang -target bpf writes it and gcc reads it: both must see one layout. */
-_Static_assert(sizeof(struct profile_sample) == 40 + 8 * 2 * PROFILE_MAX_FRAMES,
+_Static_assert(sizeof(struct profile_sample) == 40 + 8 * (PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES),
 	       "profile_sample size");
 _Static_assert(__builtin_offsetof(struct profile_sample, time) == 8, "profile_sample.time");
 _Static_assert(__builtin_offsetof(struct profile_sample, period) == 16, "profile_sample.period");

@@ -5,7 +5,7 @@
  * none does.  Included by profile.bpf.c only; the maps are described in bpf/unwind.h.
  *
  * Each frame is one bpf_loop callback, so the verifier checks one frame's work (two
- * binary searches and a few user reads) once instead of PROFILE_MAX_FRAMES copies.
+ * binary searches and a few user reads) once instead of PROFILE_MAX_UFRAMES copies.
  */
 #ifndef PA_UNWIND_BPF_H
 #define PA_UNWIND_BPF_H
@@ -79,7 +79,7 @@ struct {
 
 /* Where a walk puts its pcs: one slot per context that walks (profile.bpf.c's SLOT_*). */
 struct unwind_buf {
-	__u64 ips[PROFILE_MAX_FRAMES];
+	__u64 ips[PROFILE_MAX_UFRAMES];
 	/* Frames stored.  Here, not in the walk state on the stack: a counter the
 	 * verifier can follow makes it check the callback once per possible value. */
 	__u32 n;
@@ -339,7 +339,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		return 1;
 	}
 	n = buf->n;
-	if (n >= PROFILE_MAX_FRAMES) {
+	if (n >= PROFILE_MAX_UFRAMES) {
 		w->end = UNWIND_END_DEPTH;
 		return 1;
 	}
@@ -572,7 +572,7 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		buf->slice_exact = 1;
 	}
 
-	bpf_loop(PROFILE_MAX_FRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
+	bpf_loop(PROFILE_MAX_UFRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
 
 	/*
 	 * A task in exec has no user stack to speak of once exec has replaced its
@@ -605,8 +605,8 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		buf->slice_end = w.end;
 		s->flags |= PROFILE_F_SLICE;
 	}
-	if (n > PROFILE_MAX_FRAMES)
-		n = PROFILE_MAX_FRAMES;
+	if (n > PROFILE_MAX_UFRAMES)
+		n = PROFILE_MAX_UFRAMES;
 	/* The size must be computed from the clamped n, or the verifier sees no bound. */
 	asm volatile("" : "+r"(n));
 	if (bpf_probe_read_kernel(&s->ips[nr_kernel], n * sizeof(__u64), buf->ips))

@@ -97,7 +97,7 @@ _Static_assert(sizeof(struct unwind_notice) == 16, "unwind_notice size");
 #define UNWIND_END_TABLE_MISSING 1 /* a pc without a table, and the FP fallback failed */
 #define UNWIND_END_UNSUPPORTED	 2 /* a row the walker cannot follow, FP fallback failed */
 #define UNWIND_END_READ_FAILED	 3 /* user stack not readable where the rules pointed */
-#define UNWIND_END_DEPTH	 4 /* PROFILE_MAX_FRAMES reached: truncated */
+#define UNWIND_END_DEPTH	 4 /* PROFILE_MAX_UFRAMES reached: truncated */
 #define UNWIND_END_GONE		 5 /* in exec or exit: no user stack to walk, none kept */
 #define UNWIND_END_NR		 6
 #define UNWIND_FRAMES_CFI	 6 /* frames stepped by a CFI row */

@@ -239,16 +239,28 @@ forks_complete() {
 		fail "no sample counted in exec: $(grep stacks: rec.err)"
 }
 
-@test "unwind: recursion deeper than 127 frames is truncated and reported, no crash" {
+@test "unwind: recursion of 900 frames is walked whole (clang's goes that deep)" {
 	gcc -O2 -fomit-frame-pointer -o nofp_recurse "$WL_SRC/nofp_recurse.c"
-	run pa_record -F 4999 -o pa.data -- ./nofp_recurse 1 400
+	run pa_record -F 4999 -o pa.data -- ./nofp_recurse 1 900
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output != *"% depth limit"* ]] || fail "a 900-frame stack hit the depth limit"
+	# main, 901 descend and spin: the deepest stack has over 900 user frames.
+	perf script -i pa.data --max-stack 2000 -F ip 2>/dev/null |
+		awk 'BEGIN { RS = "" } { print NF }' | sort -n | tail -1 >max.txt
+	[ "$(cat max.txt)" -ge 903 ] || fail "deepest stack has $(cat max.txt) frames"
+}
+
+@test "unwind: recursion deeper than 1023 frames is truncated and reported, no crash" {
+	gcc -O2 -fomit-frame-pointer -o nofp_recurse "$WL_SRC/nofp_recurse.c"
+	run pa_record -F 4999 -o pa.data -- ./nofp_recurse 1 1300
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"% depth limit"* ]] || fail "no depth limit in the summary"
-	# Samples in spin() carry the full 127 user frames (plus spin itself counted).
-	perf script -i pa.data -F ip 2>/dev/null | awk 'BEGIN { RS = "" } { print NF }' |
-		sort -n | tail -1 >max.txt
-	[ "$(cat max.txt)" -ge 127 ] || fail "deepest stack has $(cat max.txt) frames"
+	# Samples in spin() carry the full 1023 user frames (plus their kernel frames).
+	perf script -i pa.data --max-stack 2000 -F ip 2>/dev/null |
+		awk 'BEGIN { RS = "" } { print NF }' | sort -n | tail -1 >max.txt
+	[ "$(cat max.txt)" -ge 1023 ] || fail "deepest stack has $(cat max.txt) frames"
 }
 
 @test "unwind: --unwind fp breaks the chain of the no-FP binary (CFI is what completes it)" {

@@ -217,7 +217,7 @@ struct rec_session {
 	uint64_t start_ns, stop_ns;
 	uint64_t zstd_in, zstd_out; /* -z: bytes of records, of COMPRESSED records */
 	int write_err;		    /* first pd_write_* failure; stops the recording */
-	uint64_t callchain[2 * PROFILE_MAX_FRAMES + 2];
+	uint64_t callchain[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + 2];
 };
 
 /* caps.c: privileges and kernel features, before anything is loaded. */

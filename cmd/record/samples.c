@@ -97,12 +97,14 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 		return 0;
 	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(uint64_t);
 	nk = ps->nr_kernel < room ? ps->nr_kernel : room;
+	if (nk > PROFILE_MAX_FRAMES)
+		nk = PROFILE_MAX_FRAMES;
 	if (!uips) {
 		uips = ps->ips + nk;
 		nu = ps->nr_user < room - nk ? ps->nr_user : room - nk;
 	}
-	if (nu > PROFILE_MAX_FRAMES)
-		nu = PROFILE_MAX_FRAMES;
+	if (nu > PROFILE_MAX_UFRAMES)
+		nu = PROFILE_MAX_UFRAMES;
 	if (offcpu)
 		skip = trim_sched(s, ps->ips, nk);
 	kips = ps->ips + skip;

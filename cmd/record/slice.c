@@ -283,7 +283,7 @@ struct uw_result {
 	bool past;     /* it needed stack past the copy */
 	bool unmapped; /* it met a pc in none of the mappings */
 	uint64_t pc;   /* where it stopped */
-	__u64 ips[PROFILE_MAX_FRAMES];
+	__u64 ips[PROFILE_MAX_UFRAMES];
 };
 
 /* Walk on from the frame of ss (size bytes) the kernel had no table for, by the
@@ -300,7 +300,7 @@ static void slice_walk(const struct rec_session *s, const struct profile_slice_s
 	/* What came: the BPF side sends the slice cut to the bytes it copied. */
 	w.len = sl->len < size - PROFILE_SLICE_HDR_SIZE ? sl->len : size - PROFILE_SLICE_HDR_SIZE;
 	res->unmapped = false;
-	for (n = sl->at; n < PROFILE_MAX_FRAMES;) {
+	for (n = sl->at; n < PROFILE_MAX_UFRAMES;) {
 		res->ips[n++] = w.pc;
 		r = uw_step(&w, row_at(s->uw, s->uw->val, w.pc, w.exact, &res->unmapped), fp);
 		if (r)
@@ -321,9 +321,9 @@ static int slice_write(struct rec_session *s, const struct profile_slice_sample 
 	const struct profile_sample *ps = &ss->s;
 	const struct profile_slice *sl = &ss->slice;
 	uint64_t nk = ps->nr_kernel < PROFILE_MAX_FRAMES ? ps->nr_kernel : PROFILE_MAX_FRAMES;
-	uint64_t nu = ps->nr_user < PROFILE_MAX_FRAMES ? ps->nr_user : PROFILE_MAX_FRAMES;
+	uint64_t nu = ps->nr_user < PROFILE_MAX_UFRAMES ? ps->nr_user : PROFILE_MAX_UFRAMES;
 	struct rec_unwind *u = s->uw;
-	__u64 uips[PROFILE_MAX_FRAMES];
+	__u64 uips[PROFILE_MAX_UFRAMES];
 
 	memcpy(uips, ps->ips + nk, nu * sizeof(*uips));
 	if (!res)

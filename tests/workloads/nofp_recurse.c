@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * nofp_recurse [seconds] [depth]: main -> descend x DEPTH (default 300) -> spin, so the
- * walker must stop at its frame limit and say so.
+ * nofp_recurse [seconds] [depth]: main -> descend x DEPTH (default 300) -> spin: deep
+ * stacks, for the walker to follow whole or stop at its frame limit and say so.
  */
 #include <stdlib.h>
 #include <time.h>
