@@ -290,10 +290,18 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 	set_nr_user(s, unwind_user(ctx, s, nk, slot));
 }
 
+/* pa-record is woken once wakeup_bytes are waiting, not at every sample. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
+		return BPF_RB_NO_WAKEUP;
+	return 0;
+}
+
 /* Submit the used prefix of s; false if the ring buffer is full. */
 static __always_inline bool submit(struct profile_sample *s)
 {
-	__u64 size, flags = 0;
+	__u64 size;
 
 	/* Pruned by the verifier unless set. */
 	if (drop_every && ++submits_seen % drop_every == 0)
@@ -301,9 +309,7 @@ static __always_inline bool submit(struct profile_sample *s)
 	size = PROFILE_SAMPLE_HDR_SIZE + (s->nr_kernel + s->nr_user) * sizeof(__u64);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
-		flags = BPF_RB_NO_WAKEUP;
-	return bpf_ringbuf_output(&events, s, size, flags) == 0;
+	return bpf_ringbuf_output(&events, s, size, wakeup_flags()) == 0;
 }
 
 /*
@@ -354,9 +360,10 @@ static __always_inline bool submit_slice(struct profile_sample *s)
 	if (len > PROFILE_SLICE_BYTES)
 		len = PROFILE_SLICE_BYTES;
 	r->slice.len = len;
-	/* Woken at once: the sooner pa-record loads the tables, the fewer slices. */
-	return bpf_ringbuf_output(&events, r, PROFILE_SLICE_HDR_SIZE + len, BPF_RB_FORCE_WAKEUP) ==
-	       0;
+	/* Woken at once: the sooner pa-record loads the tables, the fewer slices.  With
+	 * --unwind dwarf every sample has one: those wake it like any other sample. */
+	return bpf_ringbuf_output(&events, r, PROFILE_SLICE_HDR_SIZE + len,
+				  slice_always ? wakeup_flags() : BPF_RB_FORCE_WAKEUP) == 0;
 }
 
 SEC("perf_event")
