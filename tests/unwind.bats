@@ -155,6 +155,30 @@ setup() {
 	[ $((good * 1000)) -ge $((total * 996)) ] || fail "$good/$total below 99.6%"
 }
 
+# With an empty CFI cache, clang's tables (libLLVM and libclang-cpp, ~2M rows) take
+# ~300 ms to compile.  They compile in pa-record's worker thread: the ring buffer is
+# read on meanwhile (compiled in the sample loop, it filled, and ~110 samples went
+# without their stack slices), the exec's mappings reach BPF in milliseconds (not
+# ~300 ms) and the slices wait for the tables.
+@test "unwind: cold tables compile off the sample loop: no slice refused, exec mapped at once" {
+	command -v clang >/dev/null || skip "clang not installed"
+	awk 'BEGIN { for (i = 0; i < 250; i++) printf "struct s%d { int a[%d]; struct s%d *next; };\n" \
+		"int f%d(struct s%d *p, int n) { int t = 0; for (int i = 0; i < n; i++) " \
+		"t += p->a[i %% %d] * %d; return t + (p->next ? f%d(p->next, n - 1) : 0); }\n",
+		i, i % 7 + 1, i, i, i, i % 7 + 1, i, i }' >big.c
+	mkdir cache
+	XDG_CACHE_HOME=$PWD/cache pa_record -vv -F 999 -o pa.data -- clang -O2 -g -c big.c \
+		-o big.o 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep -E '^pa-record: (stacks|unwind: [0-9]+ (stack slices|execs))|slices not taken' rec.err
+	grep -E 'rows compiled in .* after it was queued' rec.err | grep -E 'libLLVM|libclang' ||
+		fail "libLLVM's table was not compiled by the worker"
+	run ! grep -q 'stack slices not taken' rec.err
+	p99=$(sed -nE 's/^pa-record: unwind: [0-9]+ execs, .* ([0-9.]+) ms \(p99\).*/\1/p' rec.err)
+	echo "exec to mappings: ${p99:-none} ms (p99)"
+	[ -n "$p99" ] || fail "no exec latency line"
+	awk -v v="$p99" 'BEGIN { exit !(v < 100) }' || fail "mappings reached BPF ${p99} ms after the exec"
+}
+
 # --unwind dwarf[,SIZE]: every sample sends a slice of up to SIZE bytes, walked again
 # in user space.  With 20 KiB of stack in use below call_lib, lib_hot's walk needs more
 # than 20 KiB of it: 8192 bytes (the default) fall short and say so; 32768 reach main.

@@ -179,7 +179,7 @@ static int64_t add(struct rec_files *fs, const struct rec_file *f, bool indexed)
 
 /* f's unwind table: shared with a file of the same build-id, else the unwinder's. */
 static void find_table(struct rec_session *s, struct rec_file *f, int fd,
-		       const struct rec_file_ref *r)
+		       const struct rec_file_ref *r, bool publish)
 {
 	struct rec_files *fs = &s->files;
 	int64_t twin = same_build_id(fs, f, true);
@@ -190,21 +190,24 @@ static void find_table(struct rec_session *s, struct rec_file *f, int fd,
 		f->table_state = REC_TABLE_KNOWN;
 		return;
 	}
-	if (rec_unwind_file_table(s, f, fd, r->path) != -EAGAIN)
+	if (rec_unwind_file_table(s, f, fd, r->path, publish) != -EAGAIN)
 		return;
 	fd = open_ref(fs, r);
 	if (fd < 0)
 		return;
 	fs->reopens++;
-	rec_unwind_file_table(s, f, fd, r->path);
+	rec_unwind_file_table(s, f, fd, r->path, publish);
 	close(fd);
 }
 
-/* f's unwind table, made known to the walker by device and inode too. */
+/* f's unwind table, made known to the walker by device and inode too (now, or once
+ * compiled). */
 static void table(struct rec_session *s, struct rec_file *f, int fd, const struct rec_file_ref *r)
 {
-	find_table(s, f, fd, r);
-	if (r->ino && !r->deleted)
+	bool publish = r->ino && !r->deleted;
+
+	find_table(s, f, fd, r, publish);
+	if (publish)
 		rec_unwind_publish_file(s, f);
 }
 
@@ -238,7 +241,8 @@ const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file
 		if (fd >= 0)
 			learn(f, fd);
 	}
-	if (want_table && f->opened && f->table_state != REC_TABLE_KNOWN)
+	if (want_table && f->opened && f->table_state != REC_TABLE_KNOWN &&
+	    f->table_state != REC_TABLE_COMPILING)
 		table(s, f, fd, r);
 	if (fd >= 0)
 		close(fd);

@@ -458,13 +458,19 @@ static int drain(struct rec_session *s, int timeout_ms, bool final)
 	err = rec_offcpu_flush(s, final);
 	if (!err)
 		err = rec_sideband_drain(s);
-	if (!err)
-		err = rec_unwind_flush_slices(s);
+	if (err)
+		return err;
+	if (final)
+		rec_unwind_collect_final(s);
+	else
+		rec_unwind_collect(s);
+	err = rec_unwind_flush_slices(s, final);
 	if (err)
 		return err;
 	rec_unwind_round(s);
 	err = rec_emit_bpf_lost(s);
-	if (!err)
+	/* Samples held for a table are older than this round's: it ends later. */
+	if (!err && !rec_unwind_holding(s))
 		err = rec_emit_round(s);
 	return err;
 }

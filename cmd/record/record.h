@@ -114,6 +114,7 @@ struct rec_seg {
 enum rec_table_state {
 	REC_TABLE_UNKNOWN,   /* not asked for yet */
 	REC_TABLE_NEED_FILE, /* not in the CFI cache: compiling it takes the file */
+	REC_TABLE_COMPILING, /* being compiled by the worker thread (compile.c) */
 	REC_TABLE_KNOWN,     /* table and base are final */
 };
 
@@ -260,16 +261,24 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid);
 bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
 /*
  * f's unwind table into f->table/base (UNWIND_NO_TABLE when it has none), from the CFI
- * cache or compiled from fd.  fd -1: the file is not open; -EAGAIN when the table
- * needs it (call again with it).  0 otherwise.
+ * cache, or compiled from fd by the worker thread (REC_TABLE_COMPILING until the round
+ * that loads it; publish: then put it in unwind_files).  fd -1: the file is not open;
+ * -EAGAIN when the table needs it (call again with it).  0 otherwise.
  */
-int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path);
+int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path,
+			  bool publish);
 void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
 /* A sample sent with its stack slice: its user stack finished, written (or held). */
 int rec_unwind_slice(struct rec_session *s, const void *data, size_t size);
-/* After the side-band of a round: the held slices written. */
-int rec_unwind_flush_slices(struct rec_session *s);
+/* After the side-band of a round: the tables compiled since the last round loaded. */
+void rec_unwind_collect(struct rec_session *s);
+/* At the end: wait (a few seconds at most) for the tables still compiling, and load them. */
+void rec_unwind_collect_final(struct rec_session *s);
+/* After rec_unwind_collect: the held slices written, unless tables are still compiling
+ * (final: whatever is still held).  While slices are held, no round ends. */
+int rec_unwind_flush_slices(struct rec_session *s, bool final);
+bool rec_unwind_holding(const struct rec_session *s);
 /* Side-band: the mappings of processes, for slices of those already gone. */
 void rec_unwind_sb_exec(struct rec_session *s, pid_t pid, uint64_t time);
 void rec_unwind_sb_fork(struct rec_session *s, pid_t pid, pid_t ppid, uint64_t time);

@@ -349,8 +349,9 @@ static int slice_write(struct rec_session *s, const struct profile_slice_sample 
 	return rec_write_sample(s, ps, sizeof(*ps), uips, nu);
 }
 
-/* Hold a slice of a process gone from /proc until the side-band of the round is read. */
-static bool slice_hold(struct rec_unwind *u, const void *data, size_t size)
+/* Hold a slice while tables compile, or (gone) of a process gone from /proc until the
+ * side-band of the round is read. */
+static bool slice_hold(struct rec_unwind *u, const void *data, size_t size, bool gone)
 {
 	struct uw_held *h;
 
@@ -358,6 +359,7 @@ static bool slice_hold(struct rec_unwind *u, const void *data, size_t size)
 		return false;
 	h->next = NULL;
 	h->size = size;
+	h->gone = gone;
 	memcpy(&h->ss, data, size);
 	if (!u->held)
 		u->held_tail = &u->held;
@@ -399,22 +401,17 @@ static int slice_maps(struct rec_session *s, struct uw_proc *p,
  * /proc waits for the side-band of this round (rec_unwind_flush_slices), which showed
  * its mappings.
  */
-int rec_unwind_slice(struct rec_session *s, const void *data, size_t size)
+static int slice_finish(struct rec_session *s, const struct profile_slice_sample *ss, size_t size)
 {
-	const struct profile_slice_sample *ss = data;
 	const struct profile_sample *ps = &ss->s;
-	uint64_t nu = ps->nr_user < PROFILE_MAX_FRAMES ? ps->nr_user : PROFILE_MAX_FRAMES;
 	struct rec_unwind *u = s->uw;
 	struct uw_result res;
 	struct uw_proc *p;
 	bool loaded;
 	int err;
 
-	if (size < PROFILE_SLICE_HDR_SIZE)
-		return 0;
-	if (!u || ss->slice.at >= nu || !(p = uw_proc_get(u, ps->pid, true)))
+	if (!(p = uw_proc_get(u, ps->pid, true)))
 		return slice_write(s, ss, NULL);
-	u->slices++;
 	loaded = !p->loaded && pa_now_ns() - p->load_ns >= UW_SLICE_RELOAD_NS;
 	err = s->opts.slice_gone ? -ESRCH : slice_maps(s, p, ss, loaded);
 	if (!err) {
@@ -430,11 +427,34 @@ int rec_unwind_slice(struct rec_session *s, const void *data, size_t size)
 	if (err == -ESRCH) {
 		if (!s->opts.slice_gone)
 			uw_proc_forget(u, p);
-		if (slice_hold(u, data, size))
+		if (slice_hold(u, ss, size, true))
 			return 0;
 	}
 	u->slice_why[err == -ESTALE ? UW_SLICE_EXEC : UW_SLICE_GONE]++;
 	return slice_write(s, ss, NULL);
+}
+
+/* While tables compile, every slice waits: they may be the ones it needs. */
+int rec_unwind_slice(struct rec_session *s, const void *data, size_t size)
+{
+	const struct profile_slice_sample *ss = data;
+	const struct profile_sample *ps = &ss->s;
+	uint64_t nu = ps->nr_user < PROFILE_MAX_UFRAMES ? ps->nr_user : PROFILE_MAX_UFRAMES;
+	struct rec_unwind *u = s->uw;
+
+	if (size < PROFILE_SLICE_HDR_SIZE)
+		return 0;
+	if (!u || ss->slice.at >= nu)
+		return slice_write(s, ss, NULL);
+	u->slices++;
+	if (u->compiles && slice_hold(u, data, size, false))
+		return 0;
+	return slice_finish(s, ss, size);
+}
+
+bool rec_unwind_holding(const struct rec_session *s)
+{
+	return s->uw && s->uw->held;
 }
 
 /* u->val from the side-band's mappings of p; false when none has a table. */
@@ -464,25 +484,37 @@ static bool sb_load(struct rec_session *s, const struct uw_sbproc *p)
 }
 
 /*
- * After the side-band of a round: the held slices, finished with the mappings it
- * showed for their processes; then the side-band's view of processes gone for two
- * rounds is dropped.
+ * After the side-band of a round, once no table is compiling: the held slices, those
+ * of live processes finished as they came, those of processes gone with the mappings
+ * the side-band showed; then the side-band's view of processes gone for two rounds
+ * is dropped.
  */
-int rec_unwind_flush_slices(struct rec_session *s)
+int rec_unwind_flush_slices(struct rec_session *s, bool final)
 {
 	struct rec_unwind *u = s->uw;
 	struct uw_held *h;
 	size_t i;
 	int err = 0;
 
-	if (!u)
+	if (!u || (u->compiles && !final))
 		return 0;
 	while ((h = u->held)) {
-		const struct uw_sbproc *p = sb_get(u, h->ss.s.pid, false);
+		const struct uw_sbproc *p;
 		uint64_t t = h->ss.s.time;
-		bool maps = p && t >= p->since && (!p->until || t <= p->until) && sb_load(s, p);
 		struct uw_result res;
+		bool maps;
 
+		u->held = h->next;
+		u->nr_held--;
+		/* Held for a table: finished now (or held again, its process gone). */
+		if (!h->gone) {
+			if (!err)
+				err = slice_finish(s, &h->ss, h->size);
+			free(h);
+			continue;
+		}
+		p = sb_get(u, h->ss.s.pid, false);
+		maps = p && t >= p->since && (!p->until || t <= p->until) && sb_load(s, p);
 		if (maps) {
 			if (s->opts.verbose > 1)
 				pa_info("unwind: pid %u gone: its slice walks by the %zu mappings "
@@ -494,8 +526,6 @@ int rec_unwind_flush_slices(struct rec_session *s)
 		}
 		if (!err)
 			err = slice_write(s, &h->ss, maps ? &res : NULL);
-		u->held = h->next;
-		u->nr_held--;
 		free(h);
 	}
 	u->round++;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "unwind/cfi_cache.h"
+#include "unwind/cfi_compile.h"
 #include "base/procfs.h"
 #include "profile.skel.h"
 #include "record.h"
@@ -276,12 +277,30 @@ static bool table_from_cache(struct rec_session *s, struct rec_file *f, const ch
 	return true;
 }
 
-int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path)
+/* t's rows into the row array, and f's table the walker's. */
+static void table_install(struct rec_session *s, struct rec_file *f, const struct cfi_table *t,
+			  const char *path)
+{
+	struct rec_unwind *u = s->uw;
+
+	f->base = t->base;
+	if (u->rows_used + t->n > u->rows_cap) {
+		f->table = tables_full(u);
+	} else {
+		memcpy(u->rows + u->rows_used, t->rows, t->n * sizeof(*t->rows));
+		f->table = table_publish(s, t->n, path);
+	}
+	u->loads++;
+	u->compiled++;
+}
+
+int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path,
+			  bool publish)
 {
 	struct rec_unwind *u = s->uw;
 	struct cfi_table *t;
 
-	if (!u || f->table_state == REC_TABLE_KNOWN)
+	if (!u || f->table_state == REC_TABLE_KNOWN || f->table_state == REC_TABLE_COMPILING)
 		return 0;
 	if (!f->nsegs) {
 		f->table_state = REC_TABLE_KNOWN;
@@ -296,26 +315,72 @@ int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, con
 		f->table_state = REC_TABLE_NEED_FILE;
 		return -EAGAIN;
 	}
+	/* Compiled off the sample loop; the processes mapping it go on without it
+	 * (their samples there keep stack slices) until rec_unwind_collect. */
+	if (!uw_compile_queue(u, f - s->files.v, fd, path, publish)) {
+		f->table_state = REC_TABLE_COMPILING;
+		return 0;
+	}
 	t = cfi_compile_elf(NULL, fd, NULL);
 	if (t) {
 		/* Best effort: a read-only cache only costs time. */
 		if (u->cache_dir && t->bid_size)
 			cfi_cache_store(u->cache_dir, t);
-		f->base = t->base;
-		if (u->rows_used + t->n > u->rows_cap) {
-			f->table = tables_full(u);
-		} else {
-			memcpy(u->rows + u->rows_used, t->rows, t->n * sizeof(*t->rows));
-			f->table = table_publish(s, t->n, path);
-		}
-		u->loads++;
-		u->compiled++;
+		table_install(s, f, t, path);
 		cfi_table_free(t);
 	} else if (s->opts.verbose) {
 		pa_warn("no unwind table for %s: %s", path, strerror(errno));
 	}
 	f->table_state = REC_TABLE_KNOWN;
 	return 0;
+}
+
+void rec_unwind_collect(struct rec_session *s)
+{
+	struct rec_unwind *u = s->uw;
+	struct uw_job *j, *next;
+	uint64_t now;
+	size_t i;
+
+	if (!u || !(j = uw_compile_take(u)))
+		return;
+	for (; j; j = next) {
+		struct rec_file *f = &s->files.v[j->file];
+
+		next = j->next;
+		if (j->t) {
+			table_install(s, f, j->t, j->path);
+			if (s->opts.verbose > 1)
+				pa_info("unwind: %s: %u rows compiled in %.1f ms, loaded %.1f ms "
+					"after it was queued",
+					j->path, j->t->n, j->ns / 1e6, (pa_now_ns() - j->t0) / 1e6);
+		} else if (s->opts.verbose && j->err != ECANCELED) {
+			pa_warn("no unwind table for %s: %s", j->path, strerror(j->err));
+		}
+		f->table_state = REC_TABLE_KNOWN;
+		if (j->publish)
+			rec_unwind_publish_file(s, f);
+		uw_job_free(j);
+	}
+	/* Their mappings in the kernel with the new tables, before the slices held
+	 * for them are walked. */
+	now = pa_now_ns();
+	for (i = 0; i < u->nr_procs; i++) {
+		struct uw_proc *p = &u->procs[i];
+
+		if (p->awaits && uw_proc_reload(s, p, now) == -ESRCH) {
+			uw_proc_forget(u, p);
+			i--;
+		}
+	}
+}
+
+void rec_unwind_collect_final(struct rec_session *s)
+{
+	if (!s->uw || !s->uw->compiles)
+		return;
+	uw_compile_wait(s->uw, UW_COMPILE_WAIT_NS);
+	rec_unwind_collect(s);
 }
 
 /*
@@ -373,12 +438,17 @@ void uw_map_entry(const struct rec_file *f, const struct proc_map *m, struct unw
 	}
 }
 
-/* Read pid's executable mappings and publish them.  -ESRCH when it is gone. */
-static int proc_load(struct rec_session *s, pid_t pid)
+/*
+ * Read p's executable mappings and publish them.  -ESRCH when it is gone.  Code of a
+ * file whose table is compiling is left out: the walker takes a stack slice there,
+ * finished once the table is loaded (p->awaits: p is loaded again then).
+ */
+static int proc_load(struct rec_session *s, struct uw_proc *p)
 {
 	struct rec_unwind *u = s->uw;
 	struct unwind_proc *v = u->val;
 	struct proc_map *maps = NULL;
+	pid_t pid = p->pid;
 	uint32_t key = pid;
 	int i, n;
 
@@ -386,6 +456,7 @@ static int proc_load(struct rec_session *s, pid_t pid)
 	if (n < 0)
 		return -ESRCH;
 	memset(v, 0, sizeof(*v));
+	p->awaits = false;
 	for (i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
 		const struct rec_file *f = NULL;
@@ -402,6 +473,10 @@ static int proc_load(struct rec_session *s, pid_t pid)
 		if (m->path[0] == '/') {
 			rec_file_ref_map(&r, pid, m);
 			f = rec_file_get(s, &r, true);
+		}
+		if (f && f->table_state == REC_TABLE_COMPILING) {
+			p->awaits = true;
+			continue;
 		}
 		uw_map_entry(f, m, &v->m[v->n]);
 		if (s->opts.verbose > 1)
@@ -432,7 +507,7 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid)
 	p = uw_proc_get(s->uw, pid, true);
 	if (!p)
 		return -ENOMEM;
-	p->loaded = !proc_load(s, pid);
+	p->loaded = !proc_load(s, p);
 	p->load_ns = pa_now_ns();
 	return 0;
 }
@@ -471,7 +546,7 @@ void rec_unwind_note_exit(struct rec_session *s, pid_t pid)
 int uw_proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now)
 {
 	uint32_t key = p->pid;
-	int err = proc_load(s, p->pid);
+	int err = proc_load(s, p);
 
 	p->loaded = !err;
 	p->load_ns = now;
@@ -628,6 +703,7 @@ void rec_unwind_free(struct rec_session *s)
 
 	if (!u)
 		return;
+	uw_compile_stop(u);
 	bpf_link__destroy(u->exec_link);
 	bpf_link__destroy(u->fork_link);
 	bpf_link__destroy(u->free_link);

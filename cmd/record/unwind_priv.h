@@ -13,12 +13,15 @@
 #include "profile.h"
 #include "unwind.h"
 
+struct cfi_table;
 struct proc_map;
 struct rec_file;
 struct rec_session;
+struct uw_compiler;
 
 #define UW_SLICE_RELOAD_NS 5000000ULL /* a stack slice reloads an unloaded process every 5 ms */
-#define UW_MAX_HELD	   256	      /* slices held for the side-band (up to 32 KiB each) */
+#define UW_MAX_HELD	   1024 /* slices held for a table or the side-band (<= 41 KiB each) */
+#define UW_COMPILE_WAIT_NS 3000000000ULL /* at the end: tables still compiling get 3 s */
 
 /* What became of a stack slice (slice.c). */
 enum uw_slice_why {
@@ -40,6 +43,7 @@ struct uw_proc {
 	uint64_t notify_ns; /* when the last load the BPF side asked for ran */
 	uint64_t load_ns;   /* when it was last loaded */
 	uint64_t exec_ns;   /* when it exec'd, until its new mappings are loaded */
+	bool awaits;	    /* published without code whose table is compiling */
 };
 
 /*
@@ -63,11 +67,27 @@ struct uw_sbproc {
 	struct uw_sbmap *m;
 };
 
-/* A stack slice held until the side-band of its round is read (its process was gone). */
+/*
+ * A stack slice held while tables are compiling (they may be the ones it needs), or
+ * until the side-band of its round is read (gone: its process had exited).
+ */
 struct uw_held {
 	struct uw_held *next;
 	size_t size;
+	bool gone;
 	struct profile_slice_sample ss; /* size bytes of it */
+};
+
+/* A file compiled by the worker (compile.c): what the main thread loads at its round. */
+struct uw_job {
+	struct uw_job *next;
+	size_t file;	     /* its index in rec_session.files */
+	int fd;		     /* the worker's own copy, closed once compiled */
+	char *path;	     /* for messages */
+	bool publish;	     /* to be put in unwind_files too (it has a stable inode) */
+	struct cfi_table *t; /* NULL: not compiled, err says why */
+	int err;
+	uint64_t t0, ns; /* when the compile started, and how long it took */
 };
 
 struct rec_unwind {
@@ -84,8 +104,11 @@ struct rec_unwind {
 	uint64_t *exec_lat; /* ns from each exec to its mappings in the kernel */
 	size_t nr_exec_lat, cap_exec_lat;
 	uint64_t loads, cache_hits, compiled;
-	uint64_t procs_full; /* processes not published: unwind_procs full */
-	uint64_t maps_cut;   /* processes with more than UNWIND_MAX_MAPS executable mappings */
+	struct uw_compiler *compiler; /* compile.c, started on the first cache miss */
+	bool compiler_failed;	      /* no thread: compile in the sample loop */
+	size_t compiles;	      /* queued and not taken back yet */
+	uint64_t procs_full;	      /* processes not published: unwind_procs full */
+	uint64_t maps_cut; /* processes with more than UNWIND_MAX_MAPS executable mappings */
 	/* Stack slices (slice.c): received, and of the walks they completed how
 	 * the walk in the kernel had ended (UNWIND_END_*). */
 	uint64_t slices, slice_fixed[UNWIND_END_NR];
@@ -104,6 +127,18 @@ void uw_proc_forget(struct rec_unwind *u, struct uw_proc *p);
 int uw_proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now);
 /* Fill e for mapping m of a file: table pc = pc - adj. */
 void uw_map_entry(const struct rec_file *f, const struct proc_map *m, struct unwind_map *e);
+
+/* compile.c: the table compiler thread. */
+/* Compile file (index in rec_session.files), open at fd (a copy is kept); -ENOSYS when
+ * there is no worker thread. */
+int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path, bool publish);
+/* The compiles finished since the last call, in the order queued (may be NULL). */
+struct uw_job *uw_compile_take(struct rec_unwind *u);
+/* Wait until every queued compile is done, or timeout_ns; those not started by then
+ * are cancelled (err ECANCELED). */
+void uw_compile_wait(struct rec_unwind *u, uint64_t timeout_ns);
+void uw_job_free(struct uw_job *j);
+void uw_compile_stop(struct rec_unwind *u);
 
 /* slice.c */
 void uw_slices_free(struct rec_unwind *u);
