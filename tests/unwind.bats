@@ -179,6 +179,29 @@ setup() {
 	awk -v v="$p99" 'BEGIN { exit !(v < 100) }' || fail "mappings reached BPF ${p99} ms after the exec"
 }
 
+# A program whose file is deleted (or a memfd) is known by no inode, and without a
+# build-id a later load of its process cannot find its table again.  Such a table
+# compiles in the sample loop, at each of the few loads of its process; in the worker
+# its process would wait for it, reload, compile it anew, and so on at every round.
+@test "unwind: a deleted program's table is not compiled again at every round" {
+	gcc -O2 -fomit-frame-pointer -Wl,--build-id=none -o nofp_c "$WL_SRC/nofp_chain.c"
+	./nofp_c 5 &
+	pid=$!
+	track "$pid"
+	sleep 0.3
+	rm nofp_c
+	grep -q 'nofp_c (deleted)' "/proc/$pid/maps" || fail "the mapping does not show deleted"
+	mkdir cache
+	XDG_CACHE_HOME=$PWD/cache pa_record -v -F 999 -p "$pid" -d 2 -o pa.data 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep -E '^pa-record: (stacks|unwind: [0-9]+ walks)' rec.err
+	compiled=$(sed -nE 's/.* tables \([0-9]+ rows, [0-9]+ from cache, ([0-9]+) compiled\)/\1/p' rec.err)
+	[ -n "$compiled" ] || fail "no table count in the summary"
+	[ "$compiled" -le 8 ] || fail "$compiled tables compiled for 3 files"
+	pct=$(sed -nE 's/^pa-record: stacks: ([0-9]+)\.[0-9]% complete.*/\1/p' rec.err)
+	[ "${pct:-0}" -ge 95 ] || fail "stacks ${pct:-?}% complete"
+}
+
 # --unwind dwarf[,SIZE]: every sample sends a slice of up to SIZE bytes, walked again
 # in user space.  With 20 KiB of stack in use below call_lib, lib_hot's walk needs more
 # than 20 KiB of it: 8192 bytes (the default) fall short and say so; 32768 reach main.

@@ -108,7 +108,7 @@ static struct uw_compiler *compiler(struct rec_unwind *u)
 	return c;
 }
 
-int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path, bool publish)
+int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path)
 {
 	struct uw_compiler *c = compiler(u);
 	struct uw_job *j;
@@ -123,7 +123,6 @@ int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path
 		return -ENOMEM;
 	}
 	j->file = file;
-	j->publish = publish;
 	pthread_mutex_lock(&c->lock);
 	*c->todo_tail = j;
 	c->todo_tail = &j->next;

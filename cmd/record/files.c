@@ -179,7 +179,7 @@ static int64_t add(struct rec_files *fs, const struct rec_file *f, bool indexed)
 
 /* f's unwind table: shared with a file of the same build-id, else the unwinder's. */
 static void find_table(struct rec_session *s, struct rec_file *f, int fd,
-		       const struct rec_file_ref *r, bool publish)
+		       const struct rec_file_ref *r, bool stable)
 {
 	struct rec_files *fs = &s->files;
 	int64_t twin = same_build_id(fs, f, true);
@@ -190,13 +190,13 @@ static void find_table(struct rec_session *s, struct rec_file *f, int fd,
 		f->table_state = REC_TABLE_KNOWN;
 		return;
 	}
-	if (rec_unwind_file_table(s, f, fd, r->path, publish) != -EAGAIN)
+	if (rec_unwind_file_table(s, f, fd, r->path, stable) != -EAGAIN)
 		return;
 	fd = open_ref(fs, r);
 	if (fd < 0)
 		return;
 	fs->reopens++;
-	rec_unwind_file_table(s, f, fd, r->path, publish);
+	rec_unwind_file_table(s, f, fd, r->path, stable);
 	close(fd);
 }
 
@@ -204,10 +204,10 @@ static void find_table(struct rec_session *s, struct rec_file *f, int fd,
  * compiled). */
 static void table(struct rec_session *s, struct rec_file *f, int fd, const struct rec_file_ref *r)
 {
-	bool publish = r->ino && !r->deleted;
+	bool stable = r->ino && !r->deleted;
 
-	find_table(s, f, fd, r, publish);
-	if (publish)
+	find_table(s, f, fd, r, stable);
+	if (stable)
 		rec_unwind_publish_file(s, f);
 }
 

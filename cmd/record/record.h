@@ -261,12 +261,13 @@ int rec_unwind_add_pid(struct rec_session *s, pid_t pid);
 bool rec_unwind_note_mmap(struct rec_session *s, pid_t pid, uint32_t prot);
 /*
  * f's unwind table into f->table/base (UNWIND_NO_TABLE when it has none), from the CFI
- * cache, or compiled from fd by the worker thread (REC_TABLE_COMPILING until the round
- * that loads it; publish: then put it in unwind_files).  fd -1: the file is not open;
+ * cache or compiled from fd.  stable: f is known by device and inode (not deleted);
+ * then it compiles in the worker thread (REC_TABLE_COMPILING until the round that
+ * loads it, which also puts it in unwind_files).  fd -1: the file is not open;
  * -EAGAIN when the table needs it (call again with it).  0 otherwise.
  */
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path,
-			  bool publish);
+			  bool stable);
 void rec_unwind_publish_file(struct rec_session *s, const struct rec_file *f);
 void rec_unwind_note_exit(struct rec_session *s, pid_t pid);
 /* A sample sent with its stack slice: its user stack finished, written (or held). */

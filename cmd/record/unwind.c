@@ -295,7 +295,7 @@ static void table_install(struct rec_session *s, struct rec_file *f, const struc
 }
 
 int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, const char *path,
-			  bool publish)
+			  bool stable)
 {
 	struct rec_unwind *u = s->uw;
 	struct cfi_table *t;
@@ -315,9 +315,13 @@ int rec_unwind_file_table(struct rec_session *s, struct rec_file *f, int fd, con
 		f->table_state = REC_TABLE_NEED_FILE;
 		return -EAGAIN;
 	}
-	/* Compiled off the sample loop; the processes mapping it go on without it
-	 * (their samples there keep stack slices) until rec_unwind_collect. */
-	if (!uw_compile_queue(u, f - s->files.v, fd, path, publish)) {
+	/*
+	 * Compiled off the sample loop; the processes mapping it go on without it
+	 * (their samples there keep stack slices) until rec_unwind_collect.  Not a
+	 * file known by no inode (deleted, a memfd): the next load of its process
+	 * would not find it again, but compile it anew, and wait again.
+	 */
+	if (stable && !uw_compile_queue(u, f - s->files.v, fd, path)) {
 		f->table_state = REC_TABLE_COMPILING;
 		return 0;
 	}
@@ -358,8 +362,7 @@ void rec_unwind_collect(struct rec_session *s)
 			pa_warn("no unwind table for %s: %s", j->path, strerror(j->err));
 		}
 		f->table_state = REC_TABLE_KNOWN;
-		if (j->publish)
-			rec_unwind_publish_file(s, f);
+		rec_unwind_publish_file(s, f);
 		uw_job_free(j);
 	}
 	/* Their mappings in the kernel with the new tables, before the slices held

@@ -84,7 +84,6 @@ struct uw_job {
 	size_t file;	     /* its index in rec_session.files */
 	int fd;		     /* the worker's own copy, closed once compiled */
 	char *path;	     /* for messages */
-	bool publish;	     /* to be put in unwind_files too (it has a stable inode) */
 	struct cfi_table *t; /* NULL: not compiled, err says why */
 	int err;
 	uint64_t t0, ns; /* when the compile started, and how long it took */
@@ -129,9 +128,9 @@ int uw_proc_reload(struct rec_session *s, struct uw_proc *p, uint64_t now);
 void uw_map_entry(const struct rec_file *f, const struct proc_map *m, struct unwind_map *e);
 
 /* compile.c: the table compiler thread. */
-/* Compile file (index in rec_session.files), open at fd (a copy is kept); -ENOSYS when
- * there is no worker thread. */
-int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path, bool publish);
+/* Compile file (index in rec_session.files, known by device and inode), open at fd (a
+ * copy is kept); -ENOSYS when there is no worker thread. */
+int uw_compile_queue(struct rec_unwind *u, size_t file, int fd, const char *path);
 /* The compiles finished since the last call, in the order queued (may be NULL). */
 struct uw_job *uw_compile_take(struct rec_unwind *u);
 /* Wait until every queued compile is done, or timeout_ns; those not started by then
