@@ -96,7 +96,8 @@ static int open_ref(struct rec_files *fs, const struct rec_file_ref *r)
 	return fd;
 }
 
-/* The PT_LOAD segments of the ELF file open at fd. */
+/* The PT_LOAD segments of the ELF file open at fd, and whether it is a CPython
+ * interpreter. */
 static void read_segs(int fd, struct rec_file *f)
 {
 	Elf *e;
@@ -118,6 +119,7 @@ static void read_segs(int fd, struct rec_file *f)
 		f->segs[f->nsegs++] =
 			(struct rec_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags & PF_X};
 	}
+	f->is_python = !cpython_probe(e, &f->py);
 	elf_end(e);
 }
 
@@ -211,6 +213,29 @@ static void table(struct rec_session *s, struct rec_file *f, int fd, const struc
 		rec_unwind_publish_file(s, f);
 }
 
+/*
+ * A CPython interpreter, seen for the first time in r's process: said with -v (its
+ * Python frames are not walked yet: its stacks show the interpreter's C functions).
+ */
+static void python_found(const struct rec_session *s, const struct rec_file *f,
+			 const struct rec_file_ref *r)
+{
+	const char *why = cpython_unsupported(&f->py);
+	char ver[32];
+
+	if (!s->opts.verbose)
+		return;
+	cpython_version_str(f->py.version, ver, sizeof(ver));
+	if (why)
+		pa_info("python: pid %d: CPython %s in %s: %s", r->pid, ver, r->path, why);
+	else
+		pa_info("python: pid %d: CPython %s in %s (_PyRuntime at %#llx%s%s); its Python "
+			"frames are not walked yet",
+			r->pid, ver, r->path, (unsigned long long)f->py.runtime,
+			f->py.by_section ? ", from .PyRuntime" : "",
+			f->py.debug_offsets ? ", with _Py_DebugOffsets" : "");
+}
+
 const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file_ref *r,
 				    bool want_table)
 {
@@ -235,6 +260,8 @@ const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file
 		}
 	}
 	f = &fs->v[id];
+	if (fresh && f->is_python)
+		python_found(s, f, r);
 	if (want_table && !f->opened && !fresh) {
 		/* Only its path was readable before: try its process again. */
 		fd = open_ref(fs, r);

@@ -16,6 +16,7 @@
 
 #include "base/hash.h"
 #include "symbolize/buildid.h"
+#include "symbolize/cpython.h"
 #include "perfdata/perfdata.h"
 #include "profile.h"
 
@@ -129,6 +130,8 @@ struct rec_file {
 	int table_state; /* enum rec_table_state */
 	uint32_t table;	 /* index into unwind_tables, or UNWIND_NO_TABLE */
 	uint64_t base;	 /* table pc = link-time vaddr - base */
+	bool is_python;	 /* a CPython interpreter (libpython, or python with it linked in) */
+	struct cpython_elf py;
 };
 
 /* Every file seen, indexed by device and inode. */

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What identifies an ELF file's debug file: the NT_GNU_BUILD_ID note (sections, then
- * PT_NOTE segments) from an fd, and the .gnu_debuglink name and CRC from a path.
+ * What identifies an ELF file: the NT_GNU_BUILD_ID note (sections, then PT_NOTE
+ * segments) from an fd, the .gnu_debuglink name and CRC from a path, and whether it is
+ * a CPython interpreter (_PyRuntime, Py_Version, _Py_DebugOffsets).
  */
 #include <string.h>
 
 #include "symbolize/buildid.h"
+#include "symbolize/cpython.h"
 #include "symbolize/debuginfo.h"
 #include "fuzz.h"
 
 FUZZ_TARGET(buildid)
 {
 	uint8_t bid[BID_MAX];
-	char path[64], link[4096], hex[2 * BID_MAX + 1];
+	char path[64], link[4096], hex[2 * BID_MAX + 1], ver[32];
+	struct cpython_elf py;
 	volatile size_t sink = 0;
 	uint32_t crc;
 	int n, fd = fuzz_memfd(data, size);
@@ -24,6 +27,10 @@ FUZZ_TARGET(buildid)
 	}
 	if (!dbg_read_debuglink(fuzz_fd_path(fd, path, sizeof(path)), link, sizeof(link), &crc))
 		sink += strlen(link) + crc;
+	if (!cpython_probe_fd(fd, &py)) {
+		sink += py.runtime + strlen(cpython_version_str(py.version, ver, sizeof(ver)));
+		sink += cpython_unsupported(&py) != NULL;
+	}
 	(void)sink;
 	close(fd);
 	return 0;

@@ -1,0 +1,52 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# CPython interpreters found from the files a process maps (not its name): pyenv's
+# libpython 3.11 to 3.13, Debian's python3 with the interpreter linked in, 3.10 refused.
+# The version pa-record reads from the file is the one the interpreter reports.
+
+load lib/helpers
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	require_root
+	require_bin "$PA_RECORD"
+	PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
+}
+
+# found PYTHON: pa-record -v names PYTHON's interpreter with the version it reports.
+found() {
+	local py=$1 want
+	want=$("$py" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])') ||
+		fail "$py does not run"
+	pa_record -v -F 99 -o pa.data -- "$py" -c 'import time; time.sleep(0.2)' 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep '^pa-record: python:' rec.err || fail "no interpreter found in $py"
+	grep -qE "^pa-record: python: pid [0-9]+: CPython $want in /" rec.err ||
+		fail "$py reports $want"
+}
+
+@test "python: pyenv's CPython 3.11, 3.12 and 3.13 found in their libpython" {
+	for v in 3.11 3.12 3.13; do
+		py=$(ls -d "$PYENV"/"$v".*/bin/python"$v" | tail -1)
+		[ -x "$py" ] || fail "no pyenv CPython $v under $PYENV"
+		found "$py"
+		grep -q "in .*/libpython$v\.so" rec.err || fail "$v not found in its libpython"
+	done
+	grep -q 'with _Py_DebugOffsets' rec.err || fail "3.13's _Py_DebugOffsets not seen"
+}
+
+@test "python: Debian's python3, the interpreter linked into the executable" {
+	py=$(ls /usr/bin/python3.[0-9]* | grep -E 'python3\.[0-9]+$' | head -1)
+	[ -x "$py" ] || fail "no /usr/bin/python3.X"
+	found "$py"
+	grep -q "in $py " rec.err || fail "not found in $py itself"
+}
+
+@test "python: CPython 3.10 is refused by name (end of life)" {
+	py=$(ls -d "$PYENV"/3.10.*/bin/python3.10 | tail -1)
+	[ -x "$py" ] || fail "no pyenv CPython 3.10 under $PYENV"
+	pa_record -v -F 99 -o pa.data -- "$py" -c 'pass' 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep -E '^pa-record: python: pid [0-9]+: CPython 3.10 or older in .*: end of life' rec.err ||
+		fail "3.10 not refused: $(grep python: rec.err)"
+}
