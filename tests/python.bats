@@ -50,3 +50,57 @@ found() {
 	grep -E '^pa-record: python: pid [0-9]+: CPython 3.10 or older in .*: end of life' rec.err ||
 		fail "3.10 not refused: $(grep python: rec.err)"
 }
+
+# --dump -p PID: every thread's Python stack, read from outside the process.
+@test "python: --dump -p prints each thread's Python stack (3.11, 3.12, 3.13)" {
+	cat >t.py <<'PY'
+import threading, time
+def leaf():
+    while True:
+        time.sleep(0.01)
+def middle():
+    leaf()
+def outer():
+    middle()
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+outer()
+PY
+	for v in 3.11 3.12 3.13; do
+		py=$(ls -d "$PYENV"/"$v".*/bin/python"$v" | tail -1)
+		[ -x "$py" ] || fail "no pyenv CPython $v under $PYENV"
+		cp "$py" "./python$v"
+		"./python$v" t.py &
+		pid=$!
+		track "$pid"
+		printf '    %s\n' "leaf ($PWD/t.py:4)" "middle ($PWD/t.py:6)" \
+			"outer ($PWD/t.py:8)" "<module> ($PWD/t.py:10)" >want.txt
+		# Until leaf() runs, and is caught in time.sleep (not on line 3).
+		for _ in $(seq 50); do
+			"$PA_RECORD" --dump -p "$pid" >dump.txt 2>dump.err &&
+				grep -A4 "^Thread $pid:" dump.txt | tail -4 | cmp -s - want.txt && break
+			sleep 0.1
+		done
+		cat dump.txt dump.err
+		grep -qE "^Process $pid: CPython $v\.[0-9]+$" dump.txt || fail "$v: no process line"
+		grep -A4 "^Thread $pid:" dump.txt >main.txt || fail "$v: no main thread"
+		diff <(tail -4 main.txt) want.txt || fail "$v: main thread's stack differs"
+		grep -q '^    Thread.run (.*threading.py:[0-9]*)$' dump.txt ||
+			fail "$v: the second thread's Thread.run is missing"
+		[ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" = 0 ] ||
+			fail "$v: the process was ptraced"
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+	done
+}
+
+@test "python: --dump errors: not Python, no process, no -p" {
+	sleep 5 &
+	track $!
+	run "$PA_RECORD" --dump -p $!
+	[ "$status" -ne 0 ] && [[ $output == *"no CPython 3.10 or later interpreter mapped"* ]] ||
+		fail "not Python: $output"
+	run "$PA_RECORD" --dump -p 999999999
+	[ "$status" -ne 0 ] && [[ $output == *"no such process"* ]] || fail "no process: $output"
+	run "$PA_RECORD" --dump
+	[ "$status" -ne 0 ] && [[ $output == *"--dump needs -p PID"* ]] || fail "no -p: $output"
+}

@@ -56,6 +56,8 @@ static const char usage[] =
 	"                          default 8192, to walk again in user space)\n"
 	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
 	"                          8 bytes each)\n"
+	"      --dump              with -p: print each thread's Python stack once and exit\n"
+	"                          (CPython 3.11 to 3.15; native frames not yet)\n"
 	"  -q, --quiet             no progress, no summary\n"
 	"  -v, --verbose           show libbpf's messages\n"
 	"  -h, --help, --version\n";
@@ -185,6 +187,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_OFFCPU_STATE,
 		OPT_UNWIND,
 		OPT_UNWIND_ROWS,
+		OPT_DUMP,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -199,6 +202,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"offcpu-state", required_argument, NULL, OPT_OFFCPU_STATE},
 		{"unwind", required_argument, NULL, OPT_UNWIND},
 		{"unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS},
+		{"dump", no_argument, NULL, OPT_DUMP},
 		{"output", required_argument, NULL, 'o'},
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -294,6 +298,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			o->unwind_rows = v;
 			break;
 		}
+		case OPT_DUMP:
+			o->dump = true;
+			break;
 		case 'o':
 			o->output = optarg;
 			have_output = true;
@@ -373,6 +380,14 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (env_count("PA_RECORD_SLICE_GONE", &o->slice_gone))
 		return -EINVAL;
 
+	if (o->dump) {
+		if (!o->nr_pids || o->system_wide || o->cmd_argv) {
+			pa_err("--dump needs -p PID (and no -a or CMD): it prints the stacks of "
+			       "running processes");
+			return -EINVAL;
+		}
+		return 0;
+	}
 	/* -a -- CMD: the whole system for as long as CMD runs, as perf record -a. */
 	modes = !!o->nr_pids + (o->system_wide || o->cmd_argv);
 	if (modes != 1) {
@@ -611,6 +626,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pa_set_quiet(s.opts.quiet);
+	if (s.opts.dump) {
+		err = rec_dump(&s.opts);
+		free(s.opts.pids);
+		return err ? 1 : 0;
+	}
 	s.self = getpid();
 	install_signals();
 

@@ -68,7 +68,8 @@ struct rec_opts {
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */
 	int verbose;
-	int argc; /* for the CMDLINE feature */
+	bool dump; /* --dump: print the Python stacks of -p's processes and exit */
+	int argc;  /* for the CMDLINE feature */
 	char **argv;
 };
 
@@ -291,6 +292,9 @@ void rec_unwind_sb_exit(struct rec_session *s, pid_t pid, uint64_t time);
 void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);
+
+/* dump.c: --dump. */
+int rec_dump(const struct rec_opts *o);
 
 /* output.c: the perf.data stream, its events, trailers and round markers. */
 int rec_output_open(struct rec_session *s);

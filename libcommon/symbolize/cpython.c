@@ -79,8 +79,7 @@ static bool find_section(Elf *e, const char *name, uint64_t *addr, uint64_t *siz
 	return false;
 }
 
-/* len bytes of the file's initialized data at link-time address addr, into out. */
-static bool read_at(Elf *e, uint64_t addr, void *out, size_t len)
+int cpython_read_file(Elf *e, uint64_t addr, void *out, size_t len)
 {
 	Elf_Scn *scn = NULL;
 
@@ -94,11 +93,11 @@ static bool read_at(Elf *e, uint64_t addr, void *out, size_t len)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size != sh.sh_size)
-			return false;
+			return -ENOENT;
 		memcpy(out, (const char *)d->d_buf + (addr - sh.sh_addr), len);
-		return true;
+		return 0;
 	}
-	return false;
+	return -ENOENT;
 }
 
 int cpython_probe(Elf *e, struct cpython_elf *py)
@@ -126,11 +125,12 @@ int cpython_probe(Elf *e, struct cpython_elf *py)
 	if (find_symbol(e, "Py_Version", &addr, &size) && size >= 4) {
 		uint64_t v = 0;
 
-		if (read_at(e, addr, &v, size < 8 ? size : 8))
+		if (!cpython_read_file(e, addr, &v, size < 8 ? size : 8))
 			py->version = (uint32_t)v;
 	}
 	/* 3.13+: both the 3.13 and the 3.14 layouts begin with these three fields. */
-	if (py->runtime_size >= sizeof(head) && read_at(e, py->runtime, &head, sizeof(head)) &&
+	if (py->runtime_size >= sizeof(head) &&
+	    !cpython_read_file(e, py->runtime, &head, sizeof(head)) &&
 	    !memcmp(head.cookie, CPY_DEBUG_COOKIE, 8)) {
 		py->debug_offsets = true;
 		py->free_threaded = head.free_threaded != 0;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CPY_DEBUG_COOKIE "xdebugpy"
 
@@ -40,5 +41,61 @@ const char *cpython_version_str(uint32_t hex, char *buf, size_t size);
 
 /* Why pa-record cannot walk py's frames (a sentence to quote), or NULL. */
 const char *cpython_unsupported(const struct cpython_elf *py);
+
+/*
+ * Where an interpreter keeps what a stack walk reads: byte offsets into its structs,
+ * from _Py_DebugOffsets (3.13+) or a table (3.11, 3.12).  Filled by cpython_layout
+ * (cpython_stack.c).
+ */
+struct cpython_layout {
+	uint64_t rt_interpreters_head; /* _PyRuntimeState */
+	uint64_t is_threads_head;      /* PyInterpreterState */
+	/* PyThreadState; 3.11/3.12 reach the frame through ts_cframe (a _PyCFrame) */
+	uint64_t ts_next, ts_current_frame, ts_cframe, cf_current_frame, ts_native_tid;
+	uint64_t fr_previous, fr_executable, fr_instr_ptr, fr_owner; /* _PyInterpreterFrame */
+	uint64_t co_filename, co_qualname, co_linetable, co_firstlineno, co_code; /* PyCodeObject */
+	uint64_t ob_type, tp_name;			/* PyObject, PyTypeObject */
+	uint64_t bytes_size, bytes_sval;		/* PyBytesObject */
+	uint64_t str_state, str_length, str_ascii_size; /* PyASCIIObject */
+	uint64_t str_compact_extra; /* PyCompactUnicodeObject past PyASCIIObject */
+	uint8_t owner_skip;	    /* frames owned by this and above hold no Python code */
+	uint64_t exec_mask;	    /* f_executable's pointer bits (3.14+ tag the low ones) */
+};
+
+/* One Python frame: qualified name, file, line (0: unknown). */
+struct cpython_frame {
+	char name[128];
+	char file[256];
+	int line;
+};
+
+/* The layout of interpreter e (py: its cpython_probe); -ENOTSUP with a version whose
+ * layout is not known. */
+int cpython_layout(Elf *e, const struct cpython_elf *py, struct cpython_layout *l);
+
+/* len bytes of e's initialized data at link-time address addr; 0 or -ENOENT. */
+int cpython_read_file(Elf *e, uint64_t addr, void *out, size_t len);
+
+/* The line of code unit `unit` by co_linetable tab (3.11+ location table) of a code
+ * object starting at line first; 0 when it has none. */
+int cpython_line(const uint8_t *tab, size_t n, int first, int64_t unit);
+
+/*
+ * An interpreter in process pid: its file's probe, layout, and the address of
+ * _PyRuntime in the process.  -ENOENT when none is mapped; -ENOTSUP (with *py filled)
+ * when it is one whose frames cannot be read (cpython_unsupported says why).
+ */
+int cpython_attach(pid_t pid, struct cpython_elf *py, struct cpython_layout *l, uint64_t *runtime);
+
+/*
+ * The Python stack of each thread of pid, innermost first, at most max frames each:
+ * cb(ctx, native thread id, frames, n, cut) per thread, at most 4096 threads.  Memory
+ * is read with process_vm_readv (the caller needs ptrace access to pid, not ptrace).
+ * 0, or -errno when the interpreter's state could not be read.
+ */
+int cpython_stacks(pid_t pid, const struct cpython_layout *l, uint64_t runtime, size_t max,
+		   void (*cb)(void *ctx, uint64_t tid, const struct cpython_frame *f, size_t n,
+			      bool cut),
+		   void *ctx);
 
 #endif /* PA_CPYTHON_H */

@@ -2,7 +2,8 @@
 /*
  * What identifies an ELF file: the NT_GNU_BUILD_ID note (sections, then PT_NOTE
  * segments) from an fd, the .gnu_debuglink name and CRC from a path, and whether it is
- * a CPython interpreter (_PyRuntime, Py_Version, _Py_DebugOffsets).
+ * a CPython interpreter (_PyRuntime, Py_Version, _Py_DebugOffsets); and the same bytes
+ * as a code object's co_linetable.
  */
 #include <string.h>
 
@@ -31,6 +32,7 @@ FUZZ_TARGET(buildid)
 		sink += py.runtime + strlen(cpython_version_str(py.version, ver, sizeof(ver)));
 		sink += cpython_unsupported(&py) != NULL;
 	}
+	sink += cpython_line(data, size, 1, (int64_t)size) + cpython_line(data, size, 1, 3);
 	(void)sink;
 	close(fd);
 	return 0;

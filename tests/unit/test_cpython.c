@@ -9,7 +9,10 @@
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolize/cpython.h"
@@ -171,6 +174,148 @@ static void test_newer_refused(void)
 	CHECK(cpython_unsupported(&py) && strstr(cpython_unsupported(&py), "newer than 3.15"));
 }
 
+/* What cpython_stacks saw of the thread that ran leaf(). */
+struct seen {
+	int threads;
+	char chain[512]; /* "leaf:4;middle:6;outer:8;<module>:10" */
+	char file[256];
+};
+
+static void on_thread(void *ctx, uint64_t tid, const struct cpython_frame *f, size_t n, bool cut)
+{
+	struct seen *s = ctx;
+	size_t i, len = 0;
+
+	(void)tid;
+	s->threads++;
+	if (!n || strcmp(f[0].name, "leaf") || cut)
+		return;
+	for (i = 0; i < n && len < sizeof(s->chain); i++)
+		len += snprintf(s->chain + len, sizeof(s->chain) - len, "%s%s:%d", i ? ";" : "",
+				f[i].name, f[i].line);
+	snprintf(s->file, sizeof(s->file), "%s", f[0].file);
+}
+
+/*
+ * A live interpreter read from outside: a script whose main thread sleeps in leaf()
+ * under middle() and outer(), and a second thread; its stack, names, file and lines.
+ */
+static void check_live(const char *python)
+{
+	static const char script[] =
+		"import threading, time\n"   /* 1 */
+		"def leaf():\n"		     /* 2 */
+		"    while True:\n"	     /* 3 */
+		"        time.sleep(0.01)\n" /* 4 */
+		"def middle():\n"	     /* 5 */
+		"    leaf()\n"		     /* 6 */
+		"def outer():\n"	     /* 7 */
+		"    middle()\n"	     /* 8 */
+		"threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+		"outer()\n"; /* 10 */
+	static const char want[] = "leaf:4;middle:6;outer:8;<module>:10";
+	char path[] = "/tmp/pa-test-cpython-XXXXXX.py";
+	struct cpython_elf py;
+	struct cpython_layout l;
+	struct seen seen = {0};
+	uint64_t runtime = 0;
+	int fd = mkstemps(path, 3), err = -1, tries;
+	pid_t pid;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, script, sizeof(script) - 1) == (ssize_t)sizeof(script) - 1);
+	close(fd);
+	pid = fork();
+	if (!pid) {
+		execl(python, python, path, (char *)NULL);
+		_exit(127);
+	}
+	/* Until the interpreter runs leaf() (its start-up takes tens of ms) and is seen
+	 * in time.sleep, not between two calls (line 3). */
+	for (tries = 0; tries < 250 && strcmp(seen.chain, want); tries++) {
+		struct timespec ts = {0, 20000000};
+
+		nanosleep(&ts, NULL);
+		err = cpython_attach(pid, &py, &l, &runtime);
+		if (!err) {
+			memset(&seen, 0, sizeof(seen));
+			cpython_stacks(pid, &l, runtime, 64, on_thread, &seen);
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	printf("#   %s: attach %d, %d threads, %s in %s\n", python, err, seen.threads, seen.chain,
+	       seen.file);
+	CHECK(err == 0);
+	CHECK_STR(seen.chain, want);
+	CHECK_STR(seen.file, path);
+	CHECK(seen.threads == 2);
+}
+
+static void test_live_311(void)
+{
+	char path[4096];
+
+	pyenv_lib("3.11.7", path, sizeof(path));
+	strcpy(strrchr(path, '/') - 3, "bin/python3.11");
+	check_live(path);
+}
+
+static void test_live_312(void)
+{
+	char path[4096];
+
+	pyenv_lib("3.12.1", path, sizeof(path));
+	strcpy(strrchr(path, '/') - 3, "bin/python3.12");
+	check_live(path);
+}
+
+static void test_live_313(void)
+{
+	char path[4096];
+
+	pyenv_lib("3.13.0", path, sizeof(path));
+	strcpy(strrchr(path, '/') - 3, "bin/python3.13");
+	check_live(path);
+}
+
+/* Debian's: the interpreter in the executable (3.11 on Debian 12). */
+static void test_live_debian(void)
+{
+	glob_t g;
+
+	CHECK(glob("/usr/bin/python3.[0-9]*", 0, NULL, &g) == 0 && g.gl_pathc);
+	if (g.gl_pathc)
+		check_live(g.gl_pathv[0]);
+	globfree(&g);
+}
+
+/* co_linetable by hand: a short form (no line change), a one-line form (+2), a
+ * no-column form (-1), a long form (+5), then no location. */
+static void test_linetable(void)
+{
+	static const uint8_t tab[] = {
+		0x80 | (0 << 3) | 1,  0x05,		/* units 0-1: short form, line 10 */
+		0x80 | (12 << 3) | 0, 0x01, 0x02,	/* unit 2: one-line +2: 12 */
+		0x80 | (13 << 3) | 2, 0x03,		/* units 3-5: no column, -1: 11 */
+		0x80 | (14 << 3) | 0, 0x0a, 0,	  0, 0, /* unit 6: long form, +5: 16 */
+		0x80 | (15 << 3) | 1,			/* units 7-8: no location */
+	};
+
+	CHECK(cpython_line(tab, sizeof(tab), 10, 0) == 10);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 1) == 10);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 2) == 12);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 5) == 11);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 6) == 16);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 8) == 0);
+	CHECK(cpython_line(tab, sizeof(tab), 10, 9) == 0);
+	CHECK(cpython_line(tab, sizeof(tab), 10, -1) == 10);
+	CHECK(cpython_line(tab, 3, 10, 2) == 0); /* cut inside an entry */
+}
+
 int main(void)
 {
 	RUN(test_pyenv_311);
@@ -182,5 +327,10 @@ int main(void)
 	RUN(test_by_section);
 	RUN(test_version_str);
 	RUN(test_newer_refused);
+	RUN(test_linetable);
+	RUN(test_live_311);
+	RUN(test_live_312);
+	RUN(test_live_313);
+	RUN(test_live_debian);
 	return unit_done();
 }
