@@ -46,6 +46,12 @@ static int dump_pid(pid_t pid)
 				     : "no CPython 3.10 or later interpreter mapped");
 		return err;
 	}
+	if (err && err != -ENOTSUP) {
+		pa_err("--dump: cannot read process %d's mappings: %s; run as its user, as root, "
+		       "or with CAP_SYS_PTRACE",
+		       pid, strerror(-err));
+		return err;
+	}
 	cpython_version_str(py.version, ver, sizeof(ver));
 	if (err) {
 		pa_err("--dump: process %d runs CPython %s: %s", pid, ver,
