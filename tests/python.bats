@@ -10,7 +10,20 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 	require_root
 	require_bin "$PA_RECORD"
-	PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
+	PYENV=$(pyenv_root)/versions
+}
+
+# Where pyenv keeps its interpreters: $PYENV_ROOT, pyenv's own answer, or root's.
+pyenv_root() {
+	if [ -n "${PYENV_ROOT:-}" ]; then
+		echo "$PYENV_ROOT"
+	elif command -v pyenv >/dev/null && pyenv root 2>/dev/null; then
+		:
+	elif [ -d "${HOME:-/root}/.pyenv" ]; then
+		echo "${HOME:-/root}/.pyenv"
+	else
+		echo /root/.pyenv
+	fi
 }
 
 # found PYTHON: pa-record -v names PYTHON's interpreter with the version it reports.

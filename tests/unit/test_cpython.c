@@ -29,7 +29,7 @@ static int probe(const char *path, struct cpython_elf *py)
 	return err;
 }
 
-/* pyenv's libpython of version v ("3.12.1"), found under $PYENV_ROOT or ~/.pyenv. */
+/* pyenv's libpython of version v ("3.12.1"): under $PYENV_ROOT, ~/.pyenv, or root's. */
 static const char *pyenv_lib(const char *v, char *buf, size_t len)
 {
 	const char *root = getenv("PYENV_ROOT"), *home = getenv("HOME");
@@ -40,7 +40,9 @@ static const char *pyenv_lib(const char *v, char *buf, size_t len)
 		snprintf(buf, len, "%s/versions/%s/lib/libpython%s.so.1.0", root, v, minor);
 	else
 		snprintf(buf, len, "%s/.pyenv/versions/%s/lib/libpython%s.so.1.0",
-			 home ? home : "/root", v, minor);
+			 home && *home ? home : "/root", v, minor);
+	if (access(buf, R_OK) && (!root || !*root))
+		snprintf(buf, len, "/root/.pyenv/versions/%s/lib/libpython%s.so.1.0", v, minor);
 	return buf;
 }
 
