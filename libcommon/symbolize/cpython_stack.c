@@ -314,7 +314,12 @@ int cpython_line(const uint8_t *tab, size_t n, int first, int64_t unit)
 		}
 		if (i > n)
 			return 0; /* the entry is cut short */
+		/* Lines are ints: a table that leaves them is not one. */
+		if (delta < INT32_MIN || delta > INT32_MAX)
+			return 0;
 		line += delta;
+		if (line < INT32_MIN || line > INT32_MAX)
+			return 0;
 		if (unit < addr + len)
 			return none ? 0 : (int)line;
 		addr += len;

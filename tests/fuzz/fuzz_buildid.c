@@ -32,7 +32,8 @@ FUZZ_TARGET(buildid)
 		sink += py.runtime + strlen(cpython_version_str(py.version, ver, sizeof(ver)));
 		sink += cpython_unsupported(&py) != NULL;
 	}
-	sink += cpython_line(data, size, 1, (int64_t)size) + cpython_line(data, size, 1, 3);
+	sink += (size_t)cpython_line(data, size, 1, (int64_t)size);
+	sink += (size_t)cpython_line(data, size, 1, 3);
 	(void)sink;
 	close(fd);
 	return 0;
