@@ -157,12 +157,12 @@ int cpython_layout(Elf *e, const struct cpython_elf *py, struct cpython_layout *
 
 /* The first mapping of a file in pid that is an interpreter: opened through the
  * process (map_files, then its root), probed, its load bias. */
-static int find_interp(pid_t pid, struct cpython_elf *py, struct cpython_layout *l,
-		       uint64_t *runtime)
+int cpython_attach(pid_t pid, struct cpython_elf *py, struct cpython_layout *l, uint64_t *runtime)
 {
 	struct proc_map *maps = NULL;
 	int n = proc_read_maps(pid, false, &maps), i, err = -ENOENT;
 
+	memset(py, 0, sizeof(*py));
 	if (n < 0)
 		return n;
 	for (i = 0; i < n && err == -ENOENT; i++) {
@@ -203,12 +203,6 @@ static int find_interp(pid_t pid, struct cpython_elf *py, struct cpython_layout 
 	}
 	proc_maps_free(maps, n);
 	return err;
-}
-
-int cpython_attach(pid_t pid, struct cpython_elf *py, struct cpython_layout *l, uint64_t *runtime)
-{
-	memset(py, 0, sizeof(*py));
-	return find_interp(pid, py, l, runtime);
 }
 
 /* len bytes of pid's memory at addr. */

@@ -257,31 +257,32 @@ static void check_live(const char *python)
 	CHECK(seen.threads == 2);
 }
 
-static void test_live_311(void)
+/* pyenv's python of version v ("3.12.1"), walked live. */
+static void check_live_pyenv(const char *v)
 {
 	char path[4096];
+	char *lib;
 
-	pyenv_lib("3.11.7", path, sizeof(path));
-	strcpy(strrchr(path, '/') - 3, "bin/python3.11");
+	pyenv_lib(v, path, sizeof(path));
+	lib = strrchr(path, '/') - 3; /* ".../lib/libpythonX.Y.so.1.0" -> ".../bin/pythonX.Y" */
+	snprintf(lib, sizeof(path) - (size_t)(lib - path), "bin/python%.*s",
+		 (int)(strrchr(v, '.') - v), v);
 	check_live(path);
+}
+
+static void test_live_311(void)
+{
+	check_live_pyenv("3.11.7");
 }
 
 static void test_live_312(void)
 {
-	char path[4096];
-
-	pyenv_lib("3.12.1", path, sizeof(path));
-	strcpy(strrchr(path, '/') - 3, "bin/python3.12");
-	check_live(path);
+	check_live_pyenv("3.12.1");
 }
 
 static void test_live_313(void)
 {
-	char path[4096];
-
-	pyenv_lib("3.13.0", path, sizeof(path));
-	strcpy(strrchr(path, '/') - 3, "bin/python3.13");
-	check_live(path);
+	check_live_pyenv("3.13.0");
 }
 
 /* Debian's: the interpreter in the executable (3.11 on Debian 12). */
