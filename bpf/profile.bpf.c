@@ -33,6 +33,7 @@ struct bpf_task_work {
 
 #include "profile.h"
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -248,8 +249,12 @@ static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u
 	return n;
 }
 
-/* n, what a user stack walk into s returned (frames, < 0: failed), as s->nr_user. */
-static __always_inline void set_nr_user(struct profile_sample *s, long n)
+/*
+ * n, what a user stack walk into s returned (frames, < 0: failed), as s->nr_user,
+ * then the Python frames of the current thread after them (not for SLOT_OPEN, whose
+ * task is another: its stretch, open when sampling started, has no Python frames).
+ */
+static __always_inline void set_nr_user(struct profile_sample *s, long n, __u32 slot)
 {
 	if (n < 0) {
 		s->flags |= PROFILE_F_USTACK_ERR;
@@ -258,6 +263,7 @@ static __always_inline void set_nr_user(struct profile_sample *s, long n)
 	if (n > PROFILE_MAX_UFRAMES)
 		n = PROFILE_MAX_UFRAMES;
 	s->nr_user = n;
+	s->nr_py = slot == SLOT_OPEN ? 0 : py_walk(s, s->nr_kernel + n, s->pid, s->tid, slot);
 }
 
 /*
@@ -287,7 +293,7 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 		s->flags |= PROFILE_F_KERNEL_MODE;
 
 	s->nr_kernel = nk;
-	set_nr_user(s, unwind_user(ctx, s, nk, slot));
+	set_nr_user(s, unwind_user(ctx, s, nk, slot), slot);
 }
 
 /* pa-record is woken once wakeup_bytes are waiting, not at every sample. */
@@ -306,7 +312,7 @@ static __always_inline bool submit(struct profile_sample *s)
 	/* Pruned by the verifier unless set. */
 	if (drop_every && ++submits_seen % drop_every == 0)
 		return false;
-	size = PROFILE_SAMPLE_HDR_SIZE + (s->nr_kernel + s->nr_user) * sizeof(__u64);
+	size = PROFILE_SAMPLE_HDR_SIZE + (s->nr_kernel + s->nr_user + 2 * s->nr_py) * sizeof(__u64);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
 	return bpf_ringbuf_output(&events, s, size, wakeup_flags()) == 0;
@@ -386,7 +392,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->cpu = bpf_get_smp_processor_id();
 	s->kind = PROFILE_KIND_CPU;
 	s->state = 0;
-	s->__pad = 0;
+	s->nr_py = 0;
 	capture_stacks(ctx, s, true, SLOT_CPU);
 	/* A slice is up to 32 KiB: never at the cost of the samples that follow. */
 	if ((s->flags & PROFILE_F_SLICE) &&
@@ -469,7 +475,7 @@ static __always_inline void offcpu_head(struct profile_sample *s, __u32 tgid, __
 	s->cpu = cpu;
 	s->kind = PROFILE_KIND_OFFCPU;
 	s->state = state;
-	s->__pad = 0;
+	s->nr_py = 0;
 }
 
 /*
@@ -661,7 +667,7 @@ static __always_inline void ustack_head(struct profile_sample *s, __u32 tgid, __
 	s->nr_user = 0;
 	s->kind = PROFILE_KIND_USTACK;
 	s->state = 0;
-	s->__pad = 0;
+	s->nr_py = 0;
 }
 
 /*
@@ -681,7 +687,7 @@ static __always_inline void send_ustack(void)
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (s) {
 		ustack_head(s, id >> 32, (__u32)id);
-		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK));
+		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK), SLOT_USTACK);
 		submit(s);
 	}
 	bpf_preempt_enable();
@@ -914,7 +920,7 @@ static __always_inline void emit_returned(struct offcpu_when *w, struct task_str
 		s->period = delta;
 		s->flags = 0;
 		s->nr_kernel = 0;
-		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK));
+		set_nr_user(s, unwind_user(NULL, s, 0, SLOT_USTACK), SLOT_USTACK);
 		if (!submit(s))
 			count(PROFILE_LOST_OFFCPU, 1);
 	}
@@ -1036,7 +1042,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s->flags = 0;
 	nk = task_kstack(s, task);
 	s->nr_kernel = nk;
-	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true, false));
+	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true, false), SLOT_OPEN);
 	if (!submit(s))
 		count(PROFILE_LOST_OFFCPU, 1);
 	return 0;
@@ -1054,6 +1060,7 @@ int on_fork(__u64 *ctx)
 	struct task_struct *parent = (void *)ctx[0], *child = (void *)ctx[1];
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	const struct unwind_proc *pm;
+	const struct py_proc *py;
 	__u8 v = PROFILE_TARGET_CHILD;
 
 	if (ptgid == ctgid)
@@ -1066,6 +1073,10 @@ int on_fork(__u64 *ctx)
 	pm = bpf_map_lookup_elem(&unwind_procs, &ptgid);
 	if (pm && bpf_map_update_elem(&unwind_procs, &ctgid, pm, BPF_ANY))
 		unwind_count(UNWIND_FORK_LOST, 1);
+	/* A forked interpreter (multiprocessing) keeps its parent's addresses. */
+	py = bpf_map_lookup_elem(&py_procs, &ptgid);
+	if (py)
+		bpf_map_update_elem(&py_procs, &ctgid, py, BPF_ANY);
 	return 0;
 }
 
@@ -1104,6 +1115,7 @@ int on_free(__u64 *ctx)
 		return 0;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	bpf_map_delete_elem(&unwind_missing, &tgid);
+	bpf_map_delete_elem(&py_procs, &tgid);
 	return 0;
 }
 
@@ -1116,6 +1128,7 @@ int on_exec(__u64 *ctx __attribute__((unused)))
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	bpf_map_delete_elem(&py_procs, &tgid);
 	if (unwind_mode == UNWIND_MODE_FP)
 		return 0;
 	bpf_map_delete_elem(&unwind_procs, &tgid);

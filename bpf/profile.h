@@ -79,12 +79,18 @@
 #define PROFILE_F_USTACK_LATER (1u << 3) /* user stack follows: PROFILE_KIND_USTACK */
 /* A struct profile_slice_sample: the user stack is to be finished from its slice. */
 #define PROFILE_F_SLICE (1u << 4)
+/* The Python frames were cut at PY_MAX_FRAMES (or the walk's step limit). */
+#define PROFILE_F_PY_CUT (1u << 5)
+
+/* Python frames kept per sample, each two u64s (python.h's PY_MAX_FRAMES). */
+#define PROFILE_MAX_PYFRAMES 256
 
 /*
  * One sample, variable size: header then nr_kernel kernel ips followed by nr_user
  * user ips, each innermost first (ips[0] is the interrupted kernel pc when
- * nr_kernel > 0, else ips[0] is the user pc).  Only
- * PROFILE_SAMPLE_HDR_SIZE + 8 * (nr_kernel + nr_user) bytes are submitted.
+ * nr_kernel > 0, else ips[0] is the user pc), then nr_py Python frames as pairs
+ * (bpf/python.h).  Only PROFILE_SAMPLE_HDR_SIZE + 8 * (nr_kernel + nr_user +
+ * 2 * nr_py) bytes are submitted.
  */
 struct profile_sample {
 	__u32 pid; /* tgid */
@@ -95,17 +101,18 @@ struct profile_sample {
 	__u32 flags;  /* PROFILE_F_* */
 	__u16 nr_kernel;
 	__u16 nr_user;
-	__u8 kind;  /* PROFILE_KIND_* */
-	__u8 state; /* PROFILE_STATE_*, off-CPU samples only */
-	__u16 __pad;
-	__u64 ips[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES]; /* only the used prefix is sent */
+	__u8 kind;   /* PROFILE_KIND_* */
+	__u8 state;  /* PROFILE_STATE_*, off-CPU samples only */
+	__u16 nr_py; /* Python frames after the user ips */
+	__u64 ips[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + 2 * PROFILE_MAX_PYFRAMES];
 };
 
 /* Bytes of a sample before ips[]. */
 #define PROFILE_SAMPLE_HDR_SIZE ((unsigned long)&((struct profile_sample *)0)->ips)
 
 /* clang -target bpf writes it and gcc reads it: both must see one layout. */
-_Static_assert(sizeof(struct profile_sample) == 40 + 8 * (PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES),
+_Static_assert(sizeof(struct profile_sample) == 40 + 8 * (PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES +
+							  2 * PROFILE_MAX_PYFRAMES),
 	       "profile_sample size");
 _Static_assert(__builtin_offsetof(struct profile_sample, time) == 8, "profile_sample.time");
 _Static_assert(__builtin_offsetof(struct profile_sample, period) == 16, "profile_sample.period");
@@ -116,6 +123,7 @@ _Static_assert(__builtin_offsetof(struct profile_sample, nr_kernel) == 32,
 _Static_assert(__builtin_offsetof(struct profile_sample, nr_user) == 34, "profile_sample.nr_user");
 _Static_assert(__builtin_offsetof(struct profile_sample, kind) == 36, "profile_sample.kind");
 _Static_assert(__builtin_offsetof(struct profile_sample, state) == 37, "profile_sample.state");
+_Static_assert(__builtin_offsetof(struct profile_sample, nr_py) == 38, "profile_sample.nr_py");
 _Static_assert(__builtin_offsetof(struct profile_sample, ips) == 40, "profile_sample.ips");
 
 /*

@@ -117,3 +117,152 @@ PY
 	run "$PA_RECORD" --dump
 	[ "$status" -ne 0 ] && [[ $output == *"--dump needs -p PID"* ]] || fail "no -p: $output"
 }
+
+# --- Python frames walked from BPF -------------------------------------------------
+
+# The interpreters the frame tests run: pyenv's 3.11, 3.12, 3.13 and Debian's 3.11.
+interpreters() {
+	local v
+	for v in 3.11 3.12 3.13; do
+		ls -d "$PYENV"/"$v".*/bin/python"$v" | tail -1
+	done
+	ls /usr/bin/python3.[0-9]* | grep -E 'python3\.[0-9]+$' | head -1
+}
+
+# folded FILE [EVENT]: pa-convert's folded stacks of FILE ("frames count" lines).
+folded() {
+	"$PA_CONVERT" -i "$1" --folded ${2:+--event "$2"} >folded.txt 2>conv.err ||
+		fail "pa-convert failed: $(cat conv.err)"
+}
+
+# weight RE: the samples (or ns) of folded.txt whose stack matches RE.
+weight() {
+	awk -v re="$1" '{ n = $NF; $NF = ""; if ($0 ~ re) t += n } END { print t + 0 }' folded.txt
+}
+
+@test "python: Python functions with their lines, in place of _PyEval_EvalFrameDefault (3.11-3.13, Debian 3.11)" {
+	require_perf
+	cat >w.py <<'PY'
+import time
+def hot():
+    s = 0
+    for i in range(300000):
+        s += i * i
+    return s
+def cold():
+    s = 0
+    for i in range(130000):
+        s += i * i
+    return s
+def main():
+    end = time.time() + 1.5
+    while time.time() < end:
+        hot()
+        cold()
+main()
+PY
+	for py in $(interpreters); do
+		pa_record -v -F 499 -o pa.data -- "$py" w.py 2>rec.err ||
+			fail "$py: pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+		grep -E '^pa-record: python: [0-9]+ walks' rec.err || fail "$py: no Python walks"
+		folded pa.data
+		local all mod hot cold
+		all=$(weight .)
+		mod=$(weight '<module>_\(w\.py\);main_\(w\.py\)')
+		hot=$(weight '<module>_\(w\.py\);main_\(w\.py\);hot_\(w\.py\)')
+		cold=$(weight '<module>_\(w\.py\);main_\(w\.py\);cold_\(w\.py\)')
+		echo "$py: $all samples, $mod under <module>;main, hot $hot, cold $cold"
+		# Start-up (ld.so, imports) is the rest.
+		[ $((mod * 100)) -ge $((all * 90)) ] || fail "$py: $mod of $all under <module>"
+		[ $((hot * 100)) -ge $(((hot + cold) * 55)) ] &&
+			[ $((hot * 100)) -le $(((hot + cold) * 85)) ] ||
+			fail "$py: hot $hot vs cold $cold, not about 70/30"
+		# No interpreter loop left where Python frames stand.
+		[ "$(weight 'main_\(w\.py\);.*_PyEval_EvalFrameDefault')" = 0 ] ||
+			fail "$py: _PyEval_EvalFrameDefault under main"
+		# perf names them too, with the lines of the loop.
+		perf report -i pa.data --no-children --stdio -g none --sort sym 2>/dev/null |
+			grep -E '%.*hot \(w\.py\)$' || fail "$py: perf report does not name hot"
+		perf script -i pa.data -F ip,sym,srcline 2>/dev/null |
+			grep -A1 ' hot (w\.py)$' | grep -oE 'w\.py:[0-9]+' | sort | uniq -c >lines.txt
+		cat lines.txt
+		awk '$2 == "w.py:4" || $2 == "w.py:5" { t += $1 } { a += $1 }
+			END { exit !(a > 0 && t * 100 >= a * 95) }' lines.txt ||
+			fail "$py: hot's lines are not the loop's"
+	done
+}
+
+@test "python: a C extension sits under the Python function that called it" {
+	cat >c.py <<'PY'
+import hashlib, os, time, zlib
+data = os.urandom(1 << 20)
+def squeeze():
+    zlib.compress(data, 6)
+def digest():
+    hashlib.sha256(data * 4).digest()
+end = time.time() + 1.5
+while time.time() < end:
+    squeeze()
+    digest()
+PY
+	for py in $(interpreters); do
+		pa_record -F 499 -o pa.data -- "$py" c.py 2>rec.err ||
+			fail "$py: pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+		folded pa.data
+		local defl under sha shaunder
+		defl=$(weight ';deflate')
+		under=$(weight '<module>_\(c\.py\);squeeze_\(c\.py\);.*;deflate')
+		sha=$(weight '[Ss][Hh][Aa]256')
+		shaunder=$(weight '<module>_\(c\.py\);digest_\(c\.py\);.*[Ss][Hh][Aa]256')
+		echo "$py: deflate $under of $defl under squeeze, sha256 $shaunder of $sha under digest"
+		[ "$defl" -ge 50 ] && [ $((under * 100)) -ge $((defl * 95)) ] ||
+			fail "$py: zlib's deflate not under squeeze"
+		[ "$sha" -ge 20 ] && [ $((shaunder * 100)) -ge $((sha * 95)) ] ||
+			fail "$py: sha256 not under digest"
+	done
+}
+
+@test "python: threads and sleeps: Thread.run on CPU, the caller of time.sleep off it; never ptraced" {
+	cat >t.py <<'PY'
+import threading, time
+def spin():
+    end = time.time() + 1.5
+    while time.time() < end:
+        pass
+def nap():
+    for _ in range(15):
+        time.sleep(0.1)
+t = threading.Thread(target=spin)
+t.start()
+nap()
+t.join()
+PY
+	for py in $(interpreters); do
+		cp "$py" ./python
+		pa_record --offcpu -F 499 -o pa.data -- ./python t.py 2>rec.err &
+		local rec=$! pid="" traced=0
+		for _ in $(seq 50); do
+			pid=$(pgrep -f '^\./python t\.py' | head -1) && [ -n "$pid" ] && break
+			sleep 0.05
+		done
+		while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
+			t=$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+			[ "${t:-0}" = 0 ] || traced=1
+			sleep 0.1
+		done
+		wait "$rec" || fail "$py: pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+		[ -n "$pid" ] && [ "$traced" = 0 ] || fail "$py: pid '$pid' traced $traced"
+		folded pa.data
+		local all spin
+		all=$(weight .)
+		# Thread.run calls spin through C in 3.11 (_PyEval_Vector): either way.
+		spin=$(weight 'Thread\._bootstrap_\(threading\.py\);.*Thread\.run_\(threading\.py\);(.*;)?spin_\(t\.py\)')
+		echo "$py: $spin of $all on-CPU samples in spin under Thread.run"
+		[ $((spin * 100)) -ge $((all * 80)) ] || fail "$py: spin not under Thread.run"
+		folded pa.data offcpu-time
+		all=$(weight .)
+		nap=$(weight '<module>_\(t\.py\);nap_\(t\.py\);.*(clock_nanosleep|nanosleep)')
+		echo "$py: $nap of $all ns off the CPU in nap's sleeps"
+		[ $((nap / 1000000)) -ge 1200 ] || fail "$py: nap's sleeps not found off the CPU"
+	done
+}

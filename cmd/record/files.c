@@ -120,6 +120,8 @@ static void read_segs(int fd, struct rec_file *f)
 			(struct rec_seg){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_flags & PF_X};
 	}
 	f->is_python = !cpython_probe(e, &f->py);
+	if (f->is_python)
+		f->pyl_err = cpython_layout(e, &f->py, &f->pyl);
 	elf_end(e);
 }
 
@@ -213,10 +215,7 @@ static void table(struct rec_session *s, struct rec_file *f, int fd, const struc
 		rec_unwind_publish_file(s, f);
 }
 
-/*
- * A CPython interpreter, seen for the first time in r's process: said with -v (its
- * Python frames are not walked yet: its stacks show the interpreter's C functions).
- */
+/* A CPython interpreter, seen for the first time in r's process: said with -v. */
 static void python_found(const struct rec_session *s, const struct rec_file *f,
 			 const struct rec_file_ref *r)
 {
@@ -229,11 +228,15 @@ static void python_found(const struct rec_session *s, const struct rec_file *f,
 	if (why)
 		pa_info("python: pid %d: CPython %s in %s: %s", r->pid, ver, r->path, why);
 	else
-		pa_info("python: pid %d: CPython %s in %s (_PyRuntime at %#llx%s%s); its Python "
-			"frames are not walked yet",
-			r->pid, ver, r->path, (unsigned long long)f->py.runtime,
+		pa_info("python: pid %d: CPython %s in %s (_PyRuntime at %#llx%s%s%s)", r->pid, ver,
+			r->path, (unsigned long long)f->py.runtime,
 			f->py.by_section ? ", from .PyRuntime" : "",
-			f->py.debug_offsets ? ", with _Py_DebugOffsets" : "");
+			f->py.debug_offsets ? ", with _Py_DebugOffsets" : "",
+			!s->py		    ? "; Python frames need --unwind cfi or auto"
+			: f->pyl_err	    ? "; its layout is not known: no Python frames"
+			: !f->py.eval[0].lo ? "; no _PyEval_EvalFrameDefault symbol: Python frames "
+					      "go at the root of each stack"
+					    : "");
 }
 
 const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file_ref *r,

@@ -566,6 +566,7 @@ static void summary(struct rec_session *s)
 			(s->stop_ns - s->start_ns) / 1e9, where, (unsigned long long)s->off_samples,
 			s->off_ns / 1e9, (unsigned long long)(s->off_lost + s->off_untracked));
 	rec_unwind_summary(s);
+	rec_python_summary(s);
 	rec_files_summary(s);
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
@@ -677,6 +678,8 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
+	/* Before perf.data is complete: a report made at once finds the names. */
+	rec_python_finish(&s);
 	err = pd_writer_close(s.w);
 	s.w = NULL;
 	if (err) {

@@ -46,8 +46,10 @@ int rec_offcpu_hold(struct rec_session *s, const struct profile_sample *ps, size
 	return 0;
 }
 
-/* Unlink *link (h) and write it, with the user stack uips[0..nu) when uips is set. */
-static int release(struct rec_session *s, struct rec_held **link, const __u64 *uips, uint64_t nu)
+/* Unlink *link (h) and write it, with the user stack uips[0..nu) when uips is set,
+ * and the Python frames of us (size bytes) when us is set. */
+static int release(struct rec_session *s, struct rec_held **link, const __u64 *uips, uint64_t nu,
+		   const struct profile_sample *us, size_t size)
 {
 	struct rec_held *h = *link;
 	int err;
@@ -57,7 +59,7 @@ static int release(struct rec_session *s, struct rec_held **link, const __u64 *u
 		s->held_tail = link;
 	if (!uips)
 		s->off_no_ustack++;
-	err = rec_write_sample(s, &h->ps, h->size, uips, nu);
+	err = rec_write_sample(s, &h->ps, h->size, uips, nu, us, size);
 	free(h);
 	return err;
 }
@@ -75,7 +77,7 @@ int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, si
 			continue;
 		}
 		/* An empty stack: the BPF side knows none will come for these. */
-		err = release(s, link, nu ? us->ips : NULL, nu);
+		err = release(s, link, nu ? us->ips : NULL, nu, us, size);
 		if (err)
 			return err;
 	}
@@ -89,7 +91,7 @@ int rec_offcpu_flush(struct rec_session *s, bool all)
 	int err;
 
 	while (s->held && (all || now - s->held->since >= HOLD_NS)) {
-		err = release(s, &s->held, NULL, 0);
+		err = release(s, &s->held, NULL, 0, NULL, 0);
 		if (err)
 			return err;
 	}

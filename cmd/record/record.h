@@ -27,6 +27,7 @@ struct bpf_program;
 struct pd_writer;
 struct pd_mmap;
 struct rec_unwind;
+struct rec_python;
 struct proc_map;
 
 /*
@@ -133,6 +134,8 @@ struct rec_file {
 	uint64_t base;	 /* table pc = link-time vaddr - base */
 	bool is_python;	 /* a CPython interpreter (libpython, or python with it linked in) */
 	struct cpython_elf py;
+	struct cpython_layout pyl; /* is_python: its layout, if pyl_err is 0 */
+	int pyl_err;
 };
 
 /* Every file seen, indexed by device and inode. */
@@ -222,7 +225,8 @@ struct rec_session {
 	uint64_t start_ns, stop_ns;
 	uint64_t zstd_in, zstd_out; /* -z: bytes of records, of COMPRESSED records */
 	int write_err;		    /* first pd_write_* failure; stops the recording */
-	uint64_t callchain[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + 2];
+	struct rec_python *py;	    /* Python frames (python.c), NULL with --unwind fp */
+	uint64_t callchain[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + PROFILE_MAX_PYFRAMES + 2];
 };
 
 /* caps.c: privileges and kernel features, before anything is loaded. */
@@ -293,6 +297,27 @@ void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);
 
+/* python.c: Python frames in samples. */
+int rec_python_init(struct rec_session *s);
+/* proc_load: executable mapping m of interpreter f in pid: its py_procs entry.
+ * Whether its frames can be walked. */
+bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
+		     const struct proc_map *m);
+/* proc_load: pid maps no interpreter (any more: it exec'd). */
+void rec_python_gone(struct rec_session *s, pid_t pid);
+void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid);
+/*
+ * The user part of a sample's callchain into out (room entries): native frames
+ * uips[0..nu), each _PyEval_EvalFrameDefault replaced by the Python frames (pairs
+ * pyf[0..npy)) it ran.  Returns the entries written.
+ */
+size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
+			const __u64 *uips, size_t nu, uint64_t *out, size_t room);
+/* The synthetic ELF file naming the Python functions, before perf.data closes. */
+int rec_python_finish(struct rec_session *s);
+void rec_python_summary(const struct rec_session *s);
+void rec_python_free(struct rec_session *s);
+
 /* dump.c: --dump. */
 int rec_dump(const struct rec_opts *o);
 
@@ -311,7 +336,8 @@ int rec_synthesize_pid(struct rec_session *s, pid_t pid);
 /* samples.c: ring buffer samples as PERF_RECORD_SAMPLEs. */
 int rec_handle_sample(void *ctx, void *data, size_t size);
 int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
-		     const __u64 *uips, uint64_t nu);
+		     const __u64 *uips, uint64_t nu, const struct profile_sample *pys,
+		     size_t pys_size);
 /* --offcpu from raw_tp: find .sched.text in /proc/kallsyms (best effort; always 0). */
 int rec_sched_range(struct rec_session *s);
 

@@ -77,13 +77,33 @@ static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, bool offcpu
 	return offcpu ? c->off_id : c->clock_id;
 }
 
+/* The Python frames (pairs) of record r of size bytes: their number in *n. */
+static const __u64 *py_frames(const struct profile_sample *r, size_t size, size_t *n)
+{
+	size_t room = size > PROFILE_SAMPLE_HDR_SIZE
+			      ? (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(__u64)
+			      : 0,
+	       at = (size_t)r->nr_kernel + r->nr_user;
+
+	*n = 0;
+	if (!r->nr_py || at >= room)
+		return NULL;
+	*n = r->nr_py < (room - at) / 2 ? r->nr_py : (room - at) / 2;
+	return r->ips + at;
+}
+
 /*
  * One profile_sample as one PERF_RECORD_SAMPLE, its user stack from uips[0..nu)
- * when uips is set (a deferred off-CPU user stack), else from ps itself.
+ * when uips is set (a deferred off-CPU user stack, or one finished from a slice),
+ * else from ps itself; its Python frames from record pys of pys_size bytes (NULL:
+ * ps).
  */
 int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, size_t size,
-		     const __u64 *uips, uint64_t nu)
+		     const __u64 *uips, uint64_t nu, const struct profile_sample *pys,
+		     size_t pys_size)
 {
+	const __u64 *pyf;
+	size_t npy;
 	struct pd_sample smp = {};
 	struct offcpu_raw raw = {.magic = OFFCPU_RAW_MAGIC, .version = 1};
 	uint64_t *cc = s->callchain, nk, room, skip = 0;
@@ -113,12 +133,13 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 		memcpy(cc + n, kips, (nk - skip) * sizeof(*cc));
 		n += nk - skip;
 	}
+	pyf = py_frames(pys ? pys : ps, pys ? pys_size : size, &npy);
 	if (nu) {
 		cc[n++] = PERF_CONTEXT_USER;
-		memcpy(cc + n, uips, nu * sizeof(*cc));
-		n += nu;
+		n += rec_python_chain(s, ps->pid, pyf, npy, uips, nu, cc + n,
+				      sizeof(s->callchain) / sizeof(*cc) - n);
 	}
-	smp.ip = nk > skip ? kips[0] : nu ? uips[0] : 0;
+	smp.ip = nk > skip ? kips[0] : nu ? cc[1] : 0;
 	smp.misc = nk > skip ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	smp.pid = ps->pid;
 	smp.tid = ps->tid;
@@ -165,5 +186,5 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 		return rec_offcpu_hold(s, ps, size);
 	if ((ps->flags & PROFILE_F_SLICE) && size >= PROFILE_SLICE_HDR_SIZE)
 		return rec_unwind_slice(s, data, size);
-	return rec_write_sample(s, ps, size, NULL, 0);
+	return rec_write_sample(s, ps, size, NULL, 0, NULL, 0);
 }

@@ -348,6 +348,8 @@ int rec_bpf_open_load(struct rec_session *s)
 		return err;
 	}
 	err = rec_unwind_init(s);
+	if (!err && s->uw)
+		err = rec_python_init(s);
 	if (err)
 		return err;
 	if (!s->opts.system_wide) {
@@ -592,6 +594,7 @@ void rec_session_teardown(struct rec_session *s)
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	rec_unwind_free(s);
+	rec_python_free(s);
 	profile_bpf__destroy(s->skel);
 	s->skel = NULL;
 	pidset_free(&s->targets);

@@ -164,8 +164,10 @@ static int sb_task(struct rec_session *s, const struct perf_event_header *h,
 		pidset_add(&s->targets, t.pid);
 	if (!wanted(s, t.pid))
 		return 0;
-	if (t.type == PERF_RECORD_FORK && t.pid != t.ppid && t.pid == t.tid)
+	if (t.type == PERF_RECORD_FORK && t.pid != t.ppid && t.pid == t.tid) {
 		rec_unwind_sb_fork(s, t.pid, t.ppid, t.time);
+		rec_python_fork(s, t.pid, t.ppid);
+	}
 	if (t.type == PERF_RECORD_EXIT && t.pid == t.tid) {
 		rec_unwind_note_exit(s, t.pid);
 		rec_unwind_sb_exit(s, t.pid, t.time);

@@ -327,7 +327,7 @@ static int slice_write(struct rec_session *s, const struct profile_slice_sample 
 
 	memcpy(uips, ps->ips + nk, nu * sizeof(*uips));
 	if (!res)
-		return rec_write_sample(s, ps, sizeof(*ps), uips, nu);
+		return rec_write_sample(s, ps, sizeof(*ps), uips, nu, NULL, 0);
 	u->slice_why[res->r == 1 ? UW_SLICE_DONE
 		     : !res->r	 ? UW_SLICE_DEPTH
 		     : res->past ? UW_SLICE_SHORT
@@ -346,7 +346,7 @@ static int slice_write(struct rec_session *s, const struct profile_slice_sample 
 	}
 	if (res->r == 1 && sl->end != UNWIND_END_COMPLETE && sl->end < UNWIND_END_NR)
 		u->slice_fixed[sl->end]++;
-	return rec_write_sample(s, ps, sizeof(*ps), uips, nu);
+	return rec_write_sample(s, ps, sizeof(*ps), uips, nu, NULL, 0);
 }
 
 /* Hold a slice while tables compile, or (gone) of a process gone from /proc until the

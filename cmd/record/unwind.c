@@ -453,6 +453,7 @@ static int proc_load(struct rec_session *s, struct uw_proc *p)
 	struct proc_map *maps = NULL;
 	pid_t pid = p->pid;
 	uint32_t key = pid;
+	bool python = false;
 	int i, n;
 
 	n = proc_read_maps(pid, true, &maps);
@@ -477,6 +478,8 @@ static int proc_load(struct rec_session *s, struct uw_proc *p)
 			rec_file_ref_map(&r, pid, m);
 			f = rec_file_get(s, &r, true);
 		}
+		if (f && f->is_python)
+			python = rec_python_proc(s, pid, f, m) || python;
 		if (f && f->table_state == REC_TABLE_COMPILING) {
 			p->awaits = true;
 			continue;
@@ -489,6 +492,8 @@ static int proc_load(struct rec_session *s, struct uw_proc *p)
 		v->n++;
 	}
 	proc_maps_free(maps, n);
+	if (!python)
+		rec_python_gone(s, pid);
 	if (bpf_map__update_elem(s->skel->maps.unwind_procs, &key, sizeof(key), v, sizeof(*v),
 				 BPF_ANY)) {
 		int err = -errno;

@@ -16,8 +16,9 @@
 #define CPY_MIN_MINOR 11
 #define CPY_MAX_MINOR 15
 
-/* The defined symbol name in e's .dynsym, else .symtab: its value and size. */
-static bool find_symbol(Elf *e, const char *name, uint64_t *value, uint64_t *size)
+/* The defined symbol name of type (STT_*) in e's .dynsym, else .symtab: its value and
+ * size. */
+static bool find_symbol(Elf *e, const char *name, int type, uint64_t *value, uint64_t *size)
 {
 	static const Elf64_Word types[] = {SHT_DYNSYM, SHT_SYMTAB};
 	size_t t;
@@ -41,7 +42,7 @@ static bool find_symbol(Elf *e, const char *name, uint64_t *value, uint64_t *siz
 				const char *s;
 
 				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+				    GELF_ST_TYPE(sym.st_info) != type)
 					continue;
 				s = elf_strptr(e, sh.sh_link, sym.st_name);
 				if (s && !strcmp(s, name)) {
@@ -117,12 +118,12 @@ int cpython_probe(Elf *e, struct cpython_elf *py)
 	 * the symbol tables of every file a process maps. */
 	if (!find_section(e, ".PyRuntime", &addr, &size))
 		return -ENOENT;
-	if (!find_symbol(e, "_PyRuntime", &py->runtime, &py->runtime_size)) {
+	if (!find_symbol(e, "_PyRuntime", STT_OBJECT, &py->runtime, &py->runtime_size)) {
 		py->runtime = addr;
 		py->runtime_size = size;
 		py->by_section = true;
 	}
-	if (find_symbol(e, "Py_Version", &addr, &size) && size >= 4) {
+	if (find_symbol(e, "Py_Version", STT_OBJECT, &addr, &size) && size >= 4) {
 		uint64_t v = 0;
 
 		if (!cpython_read_file(e, addr, &v, size < 8 ? size : 8))
@@ -136,6 +137,15 @@ int cpython_probe(Elf *e, struct cpython_elf *py)
 		py->free_threaded = head.free_threaded != 0;
 		if (!py->version)
 			py->version = (uint32_t)head.version;
+	}
+	/* Exported (a stripped file keeps it); its .cold part only in .symtab. */
+	if (find_symbol(e, "_PyEval_EvalFrameDefault", STT_FUNC, &addr, &size)) {
+		py->eval[0].lo = addr;
+		py->eval[0].hi = addr + size;
+	}
+	if (find_symbol(e, "_PyEval_EvalFrameDefault.cold", STT_FUNC, &addr, &size)) {
+		py->eval[1].lo = addr;
+		py->eval[1].hi = addr + size;
 	}
 	return 0;
 }

@@ -26,6 +26,11 @@ struct cpython_elf {
 	bool by_section;       /* no _PyRuntime symbol: the .PyRuntime section */
 	bool debug_offsets;    /* _PyRuntime starts with _Py_DebugOffsets (3.13+) */
 	bool free_threaded;    /* _Py_DebugOffsets.free_threaded */
+	/* _PyEval_EvalFrameDefault and its .cold part (link-time; 0, 0 when unknown):
+	 * each of its native frames ran the Python frames of one eval call. */
+	struct {
+		uint64_t lo, hi;
+	} eval[2];
 };
 
 /*
@@ -53,6 +58,7 @@ struct cpython_layout {
 	/* PyThreadState; 3.11/3.12 reach the frame through ts_cframe (a _PyCFrame) */
 	uint64_t ts_next, ts_current_frame, ts_cframe, cf_current_frame, ts_native_tid;
 	uint64_t fr_previous, fr_executable, fr_instr_ptr, fr_owner; /* _PyInterpreterFrame */
+	uint64_t fr_is_entry; /* 3.11's is_entry, the frame an eval call started with; 0: none */
 	uint64_t co_filename, co_qualname, co_linetable, co_firstlineno, co_code; /* PyCodeObject */
 	uint64_t ob_type, tp_name;			/* PyObject, PyTypeObject */
 	uint64_t bytes_size, bytes_sval;		/* PyBytesObject */
@@ -79,6 +85,29 @@ int cpython_read_file(Elf *e, uint64_t addr, void *out, size_t len);
 /* The line of code unit `unit` by co_linetable tab (3.11+ location table) of a code
  * object starting at line first; 0 when it has none. */
 int cpython_line(const uint8_t *tab, size_t n, int first, int64_t unit);
+
+/*
+ * A code object of process pid, as a frame is named from it: qualified name, file,
+ * first line and its line table (malloc'd: free c->tab).  The three object pointers
+ * tell whether the address still holds the same code later (freed code objects'
+ * addresses are reused).  0, -EFAULT (unreadable), -EINVAL (not a code object).
+ * code_type caches the address of the code type between calls (0 at first).
+ */
+struct cpython_code {
+	char name[128];
+	char file[256];
+	int firstlineno;
+	uint64_t qualname, filename, linetable; /* the objects, in the process */
+	uint8_t *tab;
+	size_t tab_len;
+};
+
+int cpython_code_read(pid_t pid, const struct cpython_layout *l, uint64_t co, uint64_t *code_type,
+		      struct cpython_code *c);
+
+/* The line code object co (read as c) was at with instruction pointer instr. */
+int cpython_code_line(const struct cpython_layout *l, const struct cpython_code *c, uint64_t co,
+		      uint64_t instr);
 
 /*
  * An interpreter in process pid: its file's probe, layout, and the address of

@@ -58,6 +58,7 @@ static const struct cpython_layout layout_311 = {
 	.fr_executable = 32,
 	.fr_instr_ptr = 56,
 	.fr_owner = 69,
+	.fr_is_entry = 68,
 	.co_filename = 112,
 	.co_qualname = 128,
 	.co_linetable = 136,
@@ -321,42 +322,64 @@ int cpython_line(const uint8_t *tab, size_t n, int first, int64_t unit)
 	return 0;
 }
 
-/* f's name, file and line from code object co; false if co is not a code object. */
-static bool rd_code(pid_t pid, const struct cpython_layout *l, uint64_t co, uint64_t instr,
-		    uint64_t *code_type, struct cpython_frame *f)
+int cpython_code_read(pid_t pid, const struct cpython_layout *l, uint64_t co, uint64_t *code_type,
+		      struct cpython_code *c)
 {
-	uint64_t type = rd_ptr(pid, co + l->ob_type), tab, len = 0;
+	uint64_t type = rd_ptr(pid, co + l->ob_type), len = 0;
 	int32_t first = 0;
-	int64_t unit;
-	uint8_t *buf;
 
+	memset(c, 0, sizeof(*c));
 	if (!type)
-		return false;
+		return -EFAULT;
 	if (type != *code_type) {
 		char name[8] = "";
 
 		if (rd(pid, rd_ptr(pid, type + l->tp_name), name, 5) || memcmp(name, "code", 5))
-			return false;
+			return -EINVAL;
 		*code_type = type;
 	}
-	rd_str(pid, l, rd_ptr(pid, co + l->co_qualname), f->name, sizeof(f->name));
-	rd_str(pid, l, rd_ptr(pid, co + l->co_filename), f->file, sizeof(f->file));
+	c->qualname = rd_ptr(pid, co + l->co_qualname);
+	c->filename = rd_ptr(pid, co + l->co_filename);
+	c->linetable = rd_ptr(pid, co + l->co_linetable);
+	rd_str(pid, l, c->qualname, c->name, sizeof(c->name));
+	rd_str(pid, l, c->filename, c->file, sizeof(c->file));
 	rd(pid, co + l->co_firstlineno, &first, sizeof(first));
-	f->line = first;
-	tab = rd_ptr(pid, co + l->co_linetable);
-	if (!tab || rd(pid, tab + l->bytes_size, &len, sizeof(len)) || !len ||
-	    len > CPY_MAX_LINETABLE || !(buf = malloc(len)))
-		return true;
+	c->firstlineno = first;
+	if (!c->linetable || rd(pid, c->linetable + l->bytes_size, &len, sizeof(len)) || !len ||
+	    len > CPY_MAX_LINETABLE || !(c->tab = malloc(len)))
+		return 0;
+	if (rd(pid, c->linetable + l->bytes_sval, c->tab, len)) {
+		free(c->tab);
+		c->tab = NULL;
+		return 0;
+	}
+	c->tab_len = len;
+	return 0;
+}
+
+int cpython_code_line(const struct cpython_layout *l, const struct cpython_code *c, uint64_t co,
+		      uint64_t instr)
+{
 	/* The instruction's index in 2-byte code units; 3.11 and 3.12 keep the one
 	 * last executed, -1 before the first. */
-	unit = ((int64_t)instr - (int64_t)(co + l->co_code)) / 2;
-	if (!rd(pid, tab + l->bytes_sval, buf, len)) {
-		int line = cpython_line(buf, len, first, unit);
+	int64_t unit = ((int64_t)instr - (int64_t)(co + l->co_code)) / 2;
+	int line = c->tab ? cpython_line(c->tab, c->tab_len, c->firstlineno, unit) : 0;
 
-		if (line > 0)
-			f->line = line;
-	}
-	free(buf);
+	return line > 0 ? line : c->firstlineno;
+}
+
+/* f's name, file and line from code object co; false if co is not a code object. */
+static bool rd_code(pid_t pid, const struct cpython_layout *l, uint64_t co, uint64_t instr,
+		    uint64_t *code_type, struct cpython_frame *f)
+{
+	struct cpython_code c;
+
+	if (cpython_code_read(pid, l, co, code_type, &c))
+		return false;
+	snprintf(f->name, sizeof(f->name), "%s", c.name);
+	snprintf(f->file, sizeof(f->file), "%s", c.file);
+	f->line = cpython_code_line(l, &c, co, instr);
+	free(c.tab);
 	return true;
 }
 

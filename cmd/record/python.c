@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Python frames in samples.  For each process running a CPython interpreter
+ * (proc_load finds its file), py_procs tells the BPF walker where the interpreter
+ * keeps its thread states and frames; the walker hands back, per sample, each Python
+ * frame's code object and instruction pointer (bpf/python.h).  Here each code object
+ * is read once from the process (process_vm_readv, cached, checked again at each
+ * sample since a freed code object's address is reused), its function interned, and
+ * the frame put in place of the native _PyEval_EvalFrameDefault frame that ran it.
+ *
+ * How perf sees them: every Python function gets a slot in one synthetic ELF file per
+ * capture (symbols, and a DWARF line table for its lines), mapped by a MMAP2 record at
+ * PY_BASE in each Python process, as `perf inject --jit` does for JIT code.  A frame
+ * is the address of its line in its function's slot.  The file is written when the
+ * recording ends, and cached by build-id like any other.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/hash.h"
+#include "base/procfs.h"
+#include "base/util.h"
+#include "perfdata/pd_write.h"
+#include "symbolize/synthelf.h"
+#include "profile.skel.h"
+#include "python.h"
+#include "record.h"
+
+/*
+ * Where the synthetic file is mapped: above any user address even with 5-level page
+ * tables (2^56), below the kernel's half.  Each function has a 1 MiB slot: line L of
+ * a function starting at line F is at slot + 2 * (L - F) + 1 (odd: a return address
+ * minus one is still that line).
+ */
+#define PY_BASE	      0x0200000000000000ULL
+#define PY_TEXT_START 0x1000ULL
+#define PY_SLOT_SHIFT 20
+#define PY_MAX_FNS    (1u << 20) /* 2^40 bytes of slots */
+#define PY_MAX_CODES  (1u << 22) /* code objects cached */
+
+struct py_pid {
+	pid_t pid;
+	struct cpython_layout l;
+	uint64_t runtime; /* _PyRuntime in the process; 0: none (exec'd away) */
+	struct {
+		uint64_t lo, hi;
+	} eval[2];		 /* _PyEval_EvalFrameDefault (and .cold) in the process */
+	uint64_t code_type;	 /* cpython_code_read's cache */
+	uint64_t mapped_runtime; /* the runtime the MMAP2 was written for */
+};
+
+struct py_code {
+	pid_t pid;
+	uint64_t co;
+	uint32_t fn;
+	struct cpython_code c;
+};
+
+struct py_fn {
+	char *name; /* symbol: "qualname (file's base name)" */
+	uint32_t file;
+	int first;
+};
+
+/* A (function, line) pair that frames used: one row of the line table. */
+struct py_row {
+	uint32_t fn;
+	int line;
+};
+
+struct rec_python {
+	uint8_t bid[20];
+	char path[64];
+	bool mapped; /* some MMAP2 names the file: it must be written */
+
+	struct py_pid *pids;
+	size_t nr_pids, cap_pids;
+	struct hidx pid_idx;
+
+	struct py_code *codes;
+	size_t nr_codes, cap_codes;
+	struct hidx code_idx;
+
+	struct py_fn *fns;
+	size_t nr_fns, cap_fns;
+	struct hidx fn_idx;
+
+	char **files;
+	size_t nr_files, cap_files;
+	struct hidx file_idx;
+
+	struct py_row *rows;
+	size_t nr_rows, cap_rows;
+	struct hidx row_idx;
+
+	/* counters */
+	uint64_t samples, frames, unresolved, rereads, no_eval;
+};
+
+static uint64_t pid_hash(pid_t pid)
+{
+	return hash_mix(0, (uint64_t)pid);
+}
+
+static bool pid_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct rec_python *py = ctx;
+
+	return py->pids[id].pid == *(const pid_t *)key;
+}
+
+static struct py_pid *pid_find(struct rec_python *py, pid_t pid)
+{
+	int64_t id = hidx_find(&py->pid_idx, pid_hash(pid), pid_eq, py, &pid);
+
+	return id < 0 ? NULL : &py->pids[id];
+}
+
+static struct py_pid *pid_add(struct rec_python *py, pid_t pid)
+{
+	struct py_pid *p = pid_find(py, pid);
+
+	if (p)
+		return p;
+	if (pa_grow((void **)&py->pids, &py->cap_pids, py->nr_pids + 1, sizeof(*py->pids)) ||
+	    hidx_insert(&py->pid_idx, pid_hash(pid), py->nr_pids))
+		return NULL;
+	p = &py->pids[py->nr_pids++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+int rec_python_init(struct rec_session *s)
+{
+	struct rec_python *py = calloc(1, sizeof(*py));
+	char hex[17];
+	int i;
+
+	if (!py)
+		return -ENOMEM;
+	if (getrandom(py->bid, sizeof(py->bid), 0) != sizeof(py->bid)) {
+		uint64_t t = pa_now_ns() ^ (uint64_t)getpid() << 32;
+
+		for (i = 0; i < (int)sizeof(py->bid); i++)
+			py->bid[i] = (uint8_t)((t = hash_mix(t, i)) >> 24);
+	}
+	for (i = 0; i < 8; i++)
+		snprintf(hex + 2 * i, 3, "%02x", py->bid[i]);
+	snprintf(py->path, sizeof(py->path), "/tmp/pa-python-%s.so", hex);
+	s->py = py;
+	return 0;
+}
+
+/* What the walker needs from l, for an interpreter whose _PyRuntime is at runtime. */
+static bool py_proc_of(const struct cpython_layout *l, uint64_t runtime, struct py_proc *v)
+{
+	const uint64_t fr[] = {l->fr_previous, l->fr_executable, l->fr_instr_ptr};
+	size_t i;
+
+	for (i = 0; i < sizeof(fr) / sizeof(fr[0]); i++)
+		if (fr[i] + 8 > PY_FRAME_WINDOW)
+			return false;
+	if (l->fr_owner >= PY_FRAME_WINDOW || l->fr_is_entry >= PY_FRAME_WINDOW ||
+	    l->is_threads_head > 0xfff0 || l->ts_next > 0xfff0 || l->ts_native_tid > 0xfff0 ||
+	    l->ts_current_frame > 0xfff0 || l->ts_cframe > 0xfff0 || l->cf_current_frame > 0xfff0)
+		return false;
+	memset(v, 0, sizeof(*v));
+	v->interp_head = runtime + l->rt_interpreters_head;
+	v->exec_mask = l->exec_mask;
+	v->threads_head = l->is_threads_head;
+	v->ts_next = l->ts_next;
+	v->ts_native_tid = l->ts_native_tid;
+	v->ts_frame = l->ts_cframe ? l->ts_cframe : l->ts_current_frame;
+	v->cf_frame = l->ts_cframe ? l->cf_current_frame : PY_NO_FIELD;
+	v->fr_previous = l->fr_previous;
+	v->fr_executable = l->fr_executable;
+	v->fr_instr = l->fr_instr_ptr;
+	v->fr_owner = l->fr_owner;
+	v->fr_is_entry = l->fr_is_entry ? l->fr_is_entry : PY_NO_FIELD;
+	v->owner_skip = l->owner_skip;
+	return true;
+}
+
+bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
+		     const struct proc_map *m)
+{
+	struct rec_python *py = s->py;
+	uint64_t bias, runtime;
+	struct py_proc v;
+	struct py_pid *p;
+	uint32_t key = pid;
+	int i;
+
+	if (!py || !f->is_python || f->pyl_err)
+		return false;
+	/* The load bias, from the segment m maps (as uw_map_entry places code). */
+	for (i = 0; i < f->nsegs; i++)
+		if ((f->segs[i].off & ~4095ULL) <= m->pgoff &&
+		    m->pgoff < f->segs[i].off + f->segs[i].filesz)
+			break;
+	if (i == f->nsegs)
+		return false;
+	bias = m->start - (f->segs[i].vaddr + (m->pgoff - f->segs[i].off));
+	runtime = f->py.runtime + bias;
+	if (!py_proc_of(&f->pyl, runtime, &v))
+		return false;
+	p = pid_add(py, pid);
+	if (!p)
+		return false;
+	p->l = f->pyl;
+	p->runtime = runtime;
+	for (i = 0; i < 2; i++) {
+		p->eval[i].lo = f->py.eval[i].lo ? f->py.eval[i].lo + bias : 0;
+		p->eval[i].hi = f->py.eval[i].lo ? f->py.eval[i].hi + bias : 0;
+	}
+	/* Before the walker can use it: every sample with Python frames is later. */
+	if (p->mapped_runtime != runtime && s->w) {
+		struct pd_sample_id sid;
+
+		rec_sid(s, &sid, pid, pid, s->start_ns ? pa_now_ns() : 0, -1);
+		if (!pd_write_mmap2(s->w, PERF_RECORD_MISC_USER, pid, pid, PY_BASE,
+				    PY_TEXT_START + ((uint64_t)PY_MAX_FNS << PY_SLOT_SHIFT), 0,
+				    PROT_READ | PROT_EXEC, MAP_PRIVATE, py->bid, sizeof(py->bid),
+				    py->path, &sid)) {
+			if (!py->mapped)
+				pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, py->bid,
+						       sizeof(py->bid), py->path);
+			py->mapped = true;
+			p->mapped_runtime = runtime;
+		}
+	}
+	return !bpf_map__update_elem(s->skel->maps.py_procs, &key, sizeof(key), &v, sizeof(v),
+				     BPF_ANY);
+}
+
+void rec_python_gone(struct rec_session *s, pid_t pid)
+{
+	struct py_pid *p = s->py ? pid_find(s->py, pid) : NULL;
+	uint32_t key = pid;
+
+	if (!p || !p->runtime)
+		return;
+	/* Samples still queued keep nothing: their frames are not walked any more. */
+	p->runtime = 0;
+	bpf_map__delete_elem(s->skel->maps.py_procs, &key, sizeof(key), 0);
+}
+
+/* A forked interpreter: the walker copied its parent's entry; so does user space. */
+void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid)
+{
+	struct rec_python *py = s->py;
+	struct py_pid *pp, *p;
+
+	if (!py || !(pp = pid_find(py, ppid)) || pid_find(py, pid))
+		return;
+	p = pid_add(py, pid);
+	pp = pid_find(py, ppid); /* pid_add may have moved it */
+	if (!p || !pp)
+		return;
+	*p = *pp;
+	p->pid = pid;
+}
+
+/* --- functions, files and lines ----------------------------------------------- */
+
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct rec_python *py = ctx;
+
+	return !strcmp(py->files[id], key);
+}
+
+static int64_t file_intern(struct rec_python *py, const char *file)
+{
+	uint64_t h = hash_str(file);
+	int64_t id = hidx_find(&py->file_idx, h, str_eq, py, file);
+	char *copy;
+
+	if (id >= 0)
+		return id;
+	copy = strdup(file);
+	if (!copy ||
+	    pa_grow((void **)&py->files, &py->cap_files, py->nr_files + 1, sizeof(*py->files)) ||
+	    hidx_insert(&py->file_idx, h, py->nr_files)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	py->files[py->nr_files] = copy;
+	return py->nr_files++;
+}
+
+struct fn_key {
+	const char *name;
+	uint32_t file;
+	int first;
+};
+
+static bool fn_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct rec_python *py = ctx;
+	const struct fn_key *k = key;
+	const struct py_fn *f = &py->fns[id];
+
+	return f->file == k->file && f->first == k->first && !strcmp(f->name, k->name);
+}
+
+/* The function named name in file from line first: its id, or -errno. */
+static int64_t fn_intern(struct rec_python *py, const char *qualname, const char *file, int first)
+{
+	const char *base;
+	struct fn_key k;
+	char name[512];
+	int64_t fi, id;
+	uint64_t h;
+
+	if (!file[0])
+		file = "<unknown>";
+	base = strrchr(file, '/');
+	fi = file_intern(py, file);
+	if (fi < 0)
+		return fi;
+	snprintf(name, sizeof(name), "%s (%s)", qualname[0] ? qualname : "?",
+		 base ? base + 1 : file);
+	k = (struct fn_key){name, (uint32_t)fi, first};
+	h = hash_mix(hash_mix(hash_str(name), fi), (uint64_t)(uint32_t)first);
+	id = hidx_find(&py->fn_idx, h, fn_eq, py, &k);
+	if (id >= 0)
+		return id;
+	if (py->nr_fns >= PY_MAX_FNS)
+		return -ENOSPC;
+	if (pa_grow((void **)&py->fns, &py->cap_fns, py->nr_fns + 1, sizeof(*py->fns)) ||
+	    hidx_insert(&py->fn_idx, h, py->nr_fns))
+		return -ENOMEM;
+	py->fns[py->nr_fns] = (struct py_fn){strdup(name), (uint32_t)fi, first};
+	if (!py->fns[py->nr_fns].name)
+		return -ENOMEM;
+	return py->nr_fns++;
+}
+
+static bool row_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct rec_python *py = ctx;
+	const struct py_row *r = key;
+
+	return py->rows[id].fn == r->fn && py->rows[id].line == r->line;
+}
+
+/* The line's offset in fn's slot (even), the line kept for the line table. */
+static uint64_t line_at(struct rec_python *py, uint32_t fn, int line)
+{
+	const struct py_fn *f = &py->fns[fn];
+	struct py_row r = {fn, line};
+	uint64_t h = hash_mix(fn, (uint64_t)(uint32_t)line), off;
+
+	if (line < f->first)
+		r.line = line = f->first;
+	off = 2 * (uint64_t)(line - f->first);
+	if (off >= (1ULL << PY_SLOT_SHIFT) - 2)
+		return 0;
+	if (hidx_find(&py->row_idx, h, row_eq, py, &r) < 0 &&
+	    !pa_grow((void **)&py->rows, &py->cap_rows, py->nr_rows + 1, sizeof(*py->rows)) &&
+	    !hidx_insert(&py->row_idx, h, py->nr_rows))
+		py->rows[py->nr_rows++] = r;
+	return off;
+}
+
+static uint64_t fn_addr(uint32_t fn)
+{
+	return PY_BASE + PY_TEXT_START + ((uint64_t)fn << PY_SLOT_SHIFT);
+}
+
+/* --- code objects -------------------------------------------------------------- */
+
+static uint64_t code_hash(pid_t pid, uint64_t co)
+{
+	return hash_mix(hash_mix(0, (uint64_t)pid), co);
+}
+
+struct code_key {
+	pid_t pid;
+	uint64_t co;
+};
+
+static bool code_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct rec_python *py = ctx;
+	const struct code_key *k = key;
+
+	return py->codes[id].pid == k->pid && py->codes[id].co == k->co;
+}
+
+/* Read code object co of p into cached entry id (-1: a new one).  Its id, or -1. */
+static int64_t code_load(struct rec_python *py, struct py_pid *p, uint64_t co, int64_t id)
+{
+	struct cpython_code cc;
+	struct py_code *c;
+	int64_t fn;
+
+	if (cpython_code_read(p->pid, &p->l, co, &p->code_type, &cc))
+		return -1;
+	fn = fn_intern(py, cc.name, cc.file, cc.firstlineno);
+	if (fn < 0) {
+		free(cc.tab);
+		return -1;
+	}
+	if (id < 0) {
+		if (py->nr_codes >= PY_MAX_CODES ||
+		    pa_grow((void **)&py->codes, &py->cap_codes, py->nr_codes + 1,
+			    sizeof(*py->codes)) ||
+		    hidx_insert(&py->code_idx, code_hash(p->pid, co), py->nr_codes)) {
+			free(cc.tab);
+			return -1;
+		}
+		id = py->nr_codes++;
+	} else {
+		free(py->codes[id].c.tab);
+	}
+	c = &py->codes[id];
+	c->pid = p->pid;
+	c->co = co;
+	c->fn = (uint32_t)fn;
+	c->c = cc;
+	return id;
+}
+
+/*
+ * Whether the cached entries ids[0..n) (-1: none) still hold what they were read
+ * as: one process_vm_readv for all (qualname and line table pointers).  A process
+ * gone keeps its entries.  stale[i] set where the address now holds something else.
+ */
+static void code_check(const struct rec_python *py, const struct py_pid *p, const int64_t *ids,
+		       size_t n, bool *stale)
+{
+	struct iovec local[2 * PROFILE_MAX_PYFRAMES], remote[2 * PROFILE_MAX_PYFRAMES];
+	uint64_t got[2 * PROFILE_MAX_PYFRAMES];
+	size_t i, k = 0;
+	ssize_t r;
+
+	for (i = 0; i < n && i < PROFILE_MAX_PYFRAMES; i++) {
+		uint64_t co;
+
+		stale[i] = false;
+		if (ids[i] < 0)
+			continue;
+		co = py->codes[ids[i]].co;
+		local[k] = (struct iovec){&got[k], 8};
+		remote[k++] = (struct iovec){(void *)(uintptr_t)(co + p->l.co_qualname), 8};
+		local[k] = (struct iovec){&got[k], 8};
+		remote[k++] = (struct iovec){(void *)(uintptr_t)(co + p->l.co_linetable), 8};
+	}
+	if (!k)
+		return;
+	r = process_vm_readv(p->pid, local, k, remote, k, 0);
+	if (r < 0)
+		return; /* gone, or not readable: trust what was read before */
+	for (i = 0, k = 0; i < n && i < PROFILE_MAX_PYFRAMES; i++) {
+		const struct py_code *c;
+
+		if (ids[i] < 0)
+			continue;
+		c = &py->codes[ids[i]];
+		if ((ssize_t)(8 * (k + 2)) <= r)
+			stale[i] = got[k] != c->c.qualname || got[k + 1] != c->c.linetable;
+		k += 2;
+	}
+}
+
+/* The address of frame (co, instr) of p (cached as id, or -1), or 0 when co cannot be
+ * read. */
+static uint64_t frame_addr(struct rec_python *py, struct py_pid *p, int64_t id, uint64_t co,
+			   uint64_t instr)
+{
+	const struct py_code *c;
+
+	if (id < 0)
+		id = code_load(py, p, co, -1);
+	if (id < 0) {
+		py->unresolved++;
+		return 0;
+	}
+	c = &py->codes[id];
+	return fn_addr(c->fn) + line_at(py, c->fn, cpython_code_line(&p->l, &c->c, co, instr)) + 1;
+}
+
+/* --- the callchain ------------------------------------------------------------ */
+
+static bool in_eval(const struct py_pid *p, uint64_t pc)
+{
+	return (pc >= p->eval[0].lo && pc < p->eval[0].hi) ||
+	       (pc >= p->eval[1].lo && pc < p->eval[1].hi);
+}
+
+/* The address of an unresolved frame: a function of its own. */
+static uint64_t unknown_addr(struct rec_python *py)
+{
+	int64_t fn = fn_intern(py, "[unknown]", "<unknown>", 0);
+
+	return fn < 0 ? 0 : fn_addr((uint32_t)fn) + 1;
+}
+
+size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
+			const __u64 *uips, size_t nu, uint64_t *out, size_t room)
+{
+	struct rec_python *py = s->py;
+	int64_t ids[PROFILE_MAX_PYFRAMES];
+	uint64_t addr[PROFILE_MAX_PYFRAMES];
+	size_t gend[PROFILE_MAX_PYFRAMES + 1]; /* group g is frames [gend[g-1], gend[g]) */
+	size_t eval[PROFILE_MAX_UFRAMES];
+	bool stale[PROFILE_MAX_PYFRAMES];
+	size_t i, n = 0, nf = 0, ng = 0, ne = 0, g, e, skip;
+	struct py_pid *p;
+
+	if (npy > PROFILE_MAX_PYFRAMES)
+		npy = PROFILE_MAX_PYFRAMES;
+	if (nu > PROFILE_MAX_UFRAMES)
+		nu = PROFILE_MAX_UFRAMES;
+	if (!py || !npy || !(p = pid_find(py, pid)) || !p->runtime)
+		goto native;
+	py->samples++;
+	/* Frames (code, instr) into c[]/addr[], groups split at the 0 pairs. */
+	for (i = 0; i < npy; i++) {
+		uint64_t co = pyf[2 * i];
+		struct code_key k = {pid, co};
+		if (!co) {
+			gend[ng++] = nf;
+			continue;
+		}
+		ids[nf] = hidx_find(&py->code_idx, code_hash(pid, co), code_eq, py, &k);
+		addr[nf++] = i; /* the pair, for now */
+	}
+	if (!nf)
+		goto native;
+	if (!ng || gend[ng - 1] != nf)
+		gend[ng++] = nf; /* a cut walk's last group */
+	code_check(py, p, ids, nf, stale);
+	for (i = 0; i < nf; i++) {
+		const __u64 *pair = &pyf[2 * addr[i]];
+
+		if (ids[i] >= 0 && stale[i]) {
+			py->rereads++;
+			ids[i] = code_load(py, p, pair[0], ids[i]);
+		}
+		addr[i] = frame_addr(py, p, ids[i], pair[0], pair[1]);
+		if (!addr[i])
+			addr[i] = unknown_addr(py);
+	}
+	py->frames += nf;
+
+	for (i = 0; i < nu; i++)
+		if (in_eval(p, uips[i] - (i > 0)))
+			eval[ne++] = i;
+	if (!ne)
+		py->no_eval++;
+	/* Matched from the root: the outermost eval calls are the settled ones; at the
+	 * leaf, an eval call may not have pushed its frames yet, or may be popping them. */
+	skip = ng > ne ? ng - ne : 0; /* groups with no native frame: at the innermost */
+	g = 0;
+	e = ne > ng ? ne - ng : 0;
+	for (i = 0; i < nu && n < room; i++) {
+		size_t from, to;
+
+		if (e >= ne || eval[e] != i) {
+			out[n++] = uips[i];
+			continue;
+		}
+		from = g == 0 ? 0 : gend[g - 1];
+		if (g == 0)
+			g = skip;
+		to = gend[g];
+		for (; from < to && n < room; from++)
+			out[n++] = addr[from];
+		g++;
+		e++;
+	}
+	/* No native eval frame found (a cut native stack): the rest at the root. */
+	if (!ne)
+		for (i = 0; i < nf && n < room; i++)
+			out[n++] = addr[i];
+	return n;
+
+native:
+	n = nu < room ? nu : room;
+	memcpy(out, uips, n * sizeof(*out));
+	return n;
+}
+
+/* --- the end -------------------------------------------------------------------- */
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct synth_line *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int rec_python_finish(struct rec_session *s)
+{
+	struct rec_python *py = s->py;
+	struct synth_fn *fns = NULL;
+	struct synth_line *lines = NULL;
+	struct synth_elf se;
+	size_t i;
+	int err;
+
+	if (!py || !py->mapped)
+		return 0;
+	fns = calloc(py->nr_fns + 1, sizeof(*fns));
+	lines = calloc(py->nr_rows + 1, sizeof(*lines));
+	if (!fns || !lines) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < py->nr_fns; i++)
+		fns[i] = (struct synth_fn){fn_addr(i) - PY_BASE, 1ULL << PY_SLOT_SHIFT,
+					   py->fns[i].name};
+	for (i = 0; i < py->nr_rows; i++) {
+		const struct py_row *r = &py->rows[i];
+		const struct py_fn *f = &py->fns[r->fn];
+
+		lines[i] = (struct synth_line){fn_addr(r->fn) - PY_BASE +
+						       2 * (uint64_t)(r->line - f->first),
+					       f->file, (uint32_t)r->line};
+	}
+	qsort(lines, py->nr_rows, sizeof(*lines), cmp_row);
+	se = (struct synth_elf){
+		.bid = py->bid,
+		.bid_size = sizeof(py->bid),
+		.text_start = PY_TEXT_START,
+		.text_size = (uint64_t)PY_MAX_FNS << PY_SLOT_SHIFT,
+		.fns = fns,
+		.nr_fns = py->nr_fns,
+		.files = (const char *const *)py->files,
+		.nr_files = py->nr_files,
+		.lines = lines,
+		.nr_lines = py->nr_rows,
+	};
+	err = synth_elf_write(py->path, &se);
+	if (err)
+		pa_warn("cannot write %s, the Python functions' names: %s", py->path,
+			strerror(-err));
+out:
+	free(fns);
+	free(lines);
+	return err;
+}
+
+void rec_python_summary(const struct rec_session *s)
+{
+	const struct rec_python *py = s->py;
+	uint64_t st[PY_STAT_NR] = {};
+	int ncpu = s->nr_possible > 0 ? s->nr_possible : 1, i, j;
+	uint64_t *v;
+
+	if (!py || !s->opts.verbose || !py->nr_pids)
+		return;
+	v = calloc(ncpu, sizeof(*v));
+	for (i = 0; v && i < PY_STAT_NR; i++) {
+		uint32_t k = i;
+
+		if (!bpf_map__lookup_elem(s->skel->maps.py_stats, &k, sizeof(k), v,
+					  ncpu * sizeof(*v), 0))
+			for (j = 0; j < ncpu; j++)
+				st[i] += v[j];
+	}
+	free(v);
+	pa_info("python: %llu walks, %llu frames (%llu cut, %llu unreadable, %llu threads "
+		"without a thread state); %llu samples with Python frames, %zu functions in %s, "
+		"%llu frames unresolved, %llu code objects read again, %llu samples with no "
+		"eval frame",
+		(unsigned long long)st[PY_STAT_WALKS], (unsigned long long)st[PY_STAT_FRAMES],
+		(unsigned long long)st[PY_STAT_CUT], (unsigned long long)st[PY_STAT_READ],
+		(unsigned long long)st[PY_STAT_NO_THREAD], (unsigned long long)py->samples,
+		py->nr_fns, py->path, (unsigned long long)py->unresolved,
+		(unsigned long long)py->rereads, (unsigned long long)py->no_eval);
+}
+
+void rec_python_free(struct rec_session *s)
+{
+	struct rec_python *py = s->py;
+	size_t i;
+
+	if (!py)
+		return;
+	for (i = 0; i < py->nr_codes; i++)
+		free(py->codes[i].c.tab);
+	for (i = 0; i < py->nr_fns; i++)
+		free(py->fns[i].name);
+	for (i = 0; i < py->nr_files; i++)
+		free(py->files[i]);
+	free(py->codes);
+	free(py->fns);
+	free(py->files);
+	free(py->rows);
+	free(py->pids);
+	hidx_free(&py->pid_idx);
+	hidx_free(&py->code_idx);
+	hidx_free(&py->fn_idx);
+	hidx_free(&py->file_idx);
+	hidx_free(&py->row_idx);
+	free(py);
+	s->py = NULL;
+}
