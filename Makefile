@@ -53,6 +53,12 @@ all: $(BINS)
 deps:
 	@scripts/install-deps
 
+# Debian sid's CPython 3.14 and 3.15, fetched and unpacked (not installed) for the python
+# tests, which also make it on first use (tests/lib/sid_python.bash).
+.PHONY: sid-python
+sid-python:
+	@scripts/sid-python build/sid-python
+
 $(O)/vmlinux.h:
 	@mkdir -p $(@D)
 	@test -r $(VMLINUX_BTF) || { echo "error: $(VMLINUX_BTF) missing: the kernel has no BTF (build it with CONFIG_DEBUG_INFO_BTF=y) or set VMLINUX_BTF=FILE" >&2; exit 1; }
