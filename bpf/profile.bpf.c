@@ -786,6 +786,9 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 		nu = 0;
 	out->nr_kernel = nk;
 	out->nr_user = nu;
+	/* The stash holds no kernel frames: its Python frames follow its user ones. */
+	if (st && nu && !st->nr_kernel)
+		out->nr_py = py_copy(out, nk + nu, st, nu, st->nr_py);
 	if (offcpu_ustack == PROFILE_USTACK_TASK_WORK) {
 		if (ustack_later(next, tid))
 			out->flags |= PROFILE_F_USTACK_LATER;

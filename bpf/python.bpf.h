@@ -232,4 +232,27 @@ static __always_inline __u32 py_walk(struct profile_sample *s, __u32 at, __u32 t
 	return n;
 }
 
+/*
+ * The n Python frames of src (at src->ips[from..]) into dst->ips[at..]: a stack
+ * stashed at switch-out sent with the kernel stack of the switch-in.  Returns the
+ * number copied.
+ */
+static __always_inline __u32 py_copy(struct profile_sample *dst, __u32 at,
+				     const struct profile_sample *src, __u32 from, __u32 n)
+{
+	__u64 to = at, fr = from;
+
+	asm volatile("" : "+r"(to));
+	asm volatile("" : "+r"(fr));
+	if (to > PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES ||
+	    fr > PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES || n > PY_MAX_FRAMES)
+		return 0;
+	asm volatile("" : "+r"(n));
+	asm volatile("" : "+r"(to));
+	asm volatile("" : "+r"(fr));
+	if (!n || bpf_probe_read_kernel(&dst->ips[to], n * 2 * sizeof(__u64), &src->ips[fr]))
+		return 0;
+	return n;
+}
+
 #endif /* PA_PYTHON_BPF_H */

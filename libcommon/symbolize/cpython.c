@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbolize/cpython.h"
+#include "symbolize/dwarf_lines.h"
 
 /* The oldest and newest minor versions whose frames pa-record knows how to read. */
 #define CPY_MIN_MINOR 11
@@ -101,6 +103,80 @@ int cpython_read_file(Elf *e, uint64_t addr, void *out, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * A _PyEval_EvalFrameDefault smaller than this was split by the compiler: Debian's
+ * PGO builds leave a few hundred bytes under the symbol and put the loop in a
+ * partition of its own, with an FDE but no symbol in a stripped file.
+ */
+#define CPY_SPLIT_EVAL (16u << 10)
+#define CPY_SCAN_MAX   (64u << 10)
+
+/*
+ * The partition of a split eval function [lo, hi): the function (FDE) that the most
+ * jumps out of it (jmp/jcc rel32) land in, by .eh_frame_hdr's table of FDE starts,
+ * which every x86-64 file has.  A byte scan, not a disassembly: a false match lands
+ * anywhere, the partition collects the real ones.  0 when no FDE gets 4 or more.
+ */
+static void split_eval(Elf *e, uint64_t lo, uint64_t hi, uint64_t *plo, uint64_t *phi)
+{
+	struct {
+		size_t k; /* index into starts */
+		unsigned int hits;
+	} part[16];
+	size_t np = 0, i, j, len = hi - lo, nst = 0;
+	uint64_t *starts = NULL;
+	unsigned int best = 3;
+	GElf_Ehdr eh;
+	uint8_t *b;
+
+	*plo = *phi = 0;
+	if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64 || len > CPY_SCAN_MAX ||
+	    !(b = malloc(len)))
+		return;
+	if (cpython_read_file(e, lo, b, len) || dwl_fde_starts(e, &starts, &nst) || nst < 2)
+		nst = 0;
+	for (i = 0; nst && i + 6 <= len; i++) {
+		size_t a = 0, z = nst;
+		uint64_t to;
+		int32_t rel;
+
+		if (b[i] == 0xe9) {
+			memcpy(&rel, b + i + 1, 4);
+			to = lo + i + 5 + (int64_t)rel;
+		} else if (b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80) {
+			memcpy(&rel, b + i + 2, 4);
+			to = lo + i + 6 + (int64_t)rel;
+		} else {
+			continue;
+		}
+		if ((to >= lo && to < hi) || to < starts[0] || to >= starts[nst - 1])
+			continue;
+		while (z - a > 1) { /* the last start <= to */
+			size_t mid = a + (z - a) / 2;
+
+			if (starts[mid] <= to)
+				a = mid;
+			else
+				z = mid;
+		}
+		for (j = 0; j < np && part[j].k != a; j++)
+			;
+		if (j == np) {
+			if (np == sizeof(part) / sizeof(part[0]))
+				continue;
+			part[np++].k = a;
+			part[j].hits = 0;
+		}
+		if (++part[j].hits > best) {
+			best = part[j].hits;
+			*plo = starts[a];
+			*phi = starts[a + 1];
+		}
+	}
+	free(starts);
+	free(b);
+}
+
 int cpython_probe(Elf *e, struct cpython_elf *py)
 {
 	struct {
@@ -146,6 +222,8 @@ int cpython_probe(Elf *e, struct cpython_elf *py)
 	if (find_symbol(e, "_PyEval_EvalFrameDefault.cold", STT_FUNC, &addr, &size)) {
 		py->eval[1].lo = addr;
 		py->eval[1].hi = addr + size;
+	} else if (py->eval[0].lo && py->eval[0].hi - py->eval[0].lo < CPY_SPLIT_EVAL) {
+		split_eval(e, py->eval[0].lo, py->eval[0].hi, &py->eval[1].lo, &py->eval[1].hi);
 	}
 	return 0;
 }

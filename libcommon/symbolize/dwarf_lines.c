@@ -301,11 +301,7 @@ const struct dwl_result *dwl_lookup(struct dso_dwarf *d, uint64_t va)
 	return r;
 }
 
-/*
- * .eh_frame_hdr's search table: FDE start addresses, sorted.  GNU ld and lld write it
- * as datarel sdata4 pairs (initial location, FDE address); other encodings are skipped.
- */
-static int load_fde_starts(struct dso_dwarf *d)
+int dwl_fde_starts(Elf *elf, uint64_t **starts, size_t *n)
 {
 	const uint8_t *p, *end;
 	size_t nsec, shstrndx, i, count;
@@ -314,16 +310,17 @@ static int load_fde_starts(struct dso_dwarf *d)
 	GElf_Shdr sh;
 	uint32_t cnt;
 
-	if (!d->bin.elf || elf_getshdrnum(d->bin.elf, &nsec) ||
-	    elf_getshdrstrndx(d->bin.elf, &shstrndx))
+	*starts = NULL;
+	*n = 0;
+	if (!elf || elf_getshdrnum(elf, &nsec) || elf_getshdrstrndx(elf, &shstrndx))
 		return -ENOENT;
-	while ((scn = elf_nextscn(d->bin.elf, scn))) {
-		const char *n;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
-		n = elf_strptr(d->bin.elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, ".eh_frame_hdr"))
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame_hdr"))
 			break;
 	}
 	if (!scn || !(data = elf_rawdata(scn, NULL)) || !data->d_buf || data->d_size < 12)
@@ -339,16 +336,16 @@ static int load_fde_starts(struct dso_dwarf *d)
 	p += 12;
 	if (count > (size_t)(end - p) / 8)
 		return -EINVAL;
-	d->fde_starts = malloc((count ? count : 1) * sizeof(*d->fde_starts));
-	if (!d->fde_starts)
+	*starts = malloc((count ? count : 1) * sizeof(**starts));
+	if (!*starts)
 		return -ENOMEM;
 	for (i = 0; i < count; i++) {
 		int32_t rel;
 
 		memcpy(&rel, p + i * 8, 4);
-		d->fde_starts[i] = sh.sh_addr + (uint64_t)(int64_t)rel;
+		(*starts)[i] = sh.sh_addr + (uint64_t)(int64_t)rel;
 	}
-	d->nr_fde = count;
+	*n = count;
 	return 0;
 }
 
@@ -361,7 +358,7 @@ int dwl_func_start(struct dso_dwarf *d, uint64_t va, uint64_t *start)
 		return -ENOENT;
 	if (!d->fde_tried) {
 		d->fde_tried = true;
-		load_fde_starts(d);
+		dwl_fde_starts(d->bin.elf, &d->fde_starts, &d->nr_fde);
 	}
 	if (!d->nr_fde || va < d->fde_starts[0])
 		return -ENOENT;

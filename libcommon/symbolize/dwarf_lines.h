@@ -7,7 +7,9 @@
 #ifndef PA_DWARF_LINES_H
 #define PA_DWARF_LINES_H
 
+#include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct dso_dwarf;
@@ -39,6 +41,13 @@ void dso_dwarf_free(struct dso_dwarf *dw);
 
 /* Source frames of link-time address va, or NULL when DWARF does not cover it. */
 const struct dwl_result *dwl_lookup(struct dso_dwarf *dw, uint64_t va);
+
+/*
+ * .eh_frame_hdr's search table of elf: FDE start addresses, sorted, malloc'd into
+ * *starts (*n of them).  GNU ld and lld write it as datarel sdata4 pairs (initial
+ * location, FDE address); other encodings are -ENOTSUP.  0 or -errno.
+ */
+int dwl_fde_starts(Elf *elf, uint64_t **starts, size_t *n);
 
 /* Start (link-time address) of the function whose CFI covers va.  0 or -ENOENT. */
 int dwl_func_start(struct dso_dwarf *dw, uint64_t va, uint64_t *start);
