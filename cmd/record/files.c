@@ -232,7 +232,8 @@ static void python_found(const struct rec_session *s, const struct rec_file *f,
 			r->path, (unsigned long long)f->py.runtime,
 			f->py.by_section ? ", from .PyRuntime" : "",
 			f->py.debug_offsets ? ", with _Py_DebugOffsets" : "",
-			!s->py		    ? "; Python frames need --unwind cfi or auto"
+			s->opts.no_python   ? "; --no-python: no Python frames"
+			: !s->py	    ? "; Python frames need --unwind cfi or auto"
 			: f->pyl_err	    ? "; its layout is not known: no Python frames"
 			: !f->py.eval[0].lo ? "; no _PyEval_EvalFrameDefault symbol: Python frames "
 					      "go at the root of each stack"

@@ -56,6 +56,8 @@ static const char usage[] =
 	"                          default 8192, to walk again in user space)\n"
 	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
 	"                          8 bytes each)\n"
+	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
+	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
 	"      --dump              with -p: print each thread's Python stack once and exit\n"
 	"                          (CPython 3.11 to 3.15; native frames not yet)\n"
 	"  -q, --quiet             no progress, no summary\n"
@@ -188,6 +190,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_UNWIND,
 		OPT_UNWIND_ROWS,
 		OPT_DUMP,
+		OPT_NO_PYTHON,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -203,6 +206,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"unwind", required_argument, NULL, OPT_UNWIND},
 		{"unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS},
 		{"dump", no_argument, NULL, OPT_DUMP},
+		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 		{"output", required_argument, NULL, 'o'},
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -285,6 +289,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				       optarg, PROFILE_SLICE_BYTES);
 				return -EINVAL;
 			}
+			break;
+		case OPT_NO_PYTHON:
+			o->no_python = true;
 			break;
 		case OPT_UNWIND_ROWS: {
 			uint64_t v;

@@ -69,8 +69,9 @@ struct rec_opts {
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */
 	int verbose;
-	bool dump; /* --dump: print the Python stacks of -p's processes and exit */
-	int argc;  /* for the CMDLINE feature */
+	bool dump;	/* --dump: print the Python stacks of -p's processes and exit */
+	bool no_python; /* --no-python: no Python frames walked */
+	int argc;	/* for the CMDLINE feature */
 	char **argv;
 };
 

@@ -348,7 +348,7 @@ int rec_bpf_open_load(struct rec_session *s)
 		return err;
 	}
 	err = rec_unwind_init(s);
-	if (!err && s->uw)
+	if (!err && s->uw && !s->opts.no_python)
 		err = rec_python_init(s);
 	if (err)
 		return err;
