@@ -54,8 +54,10 @@ struct {
 struct py_walk {
 	struct py_proc p;
 	__u64 frame; /* next frame to read; the thread state while searching */
-	__u32 slot, tid;
-	__u8 end; /* PY_STAT_* that ended it, 0 while going */
+	__u32 slot;
+	__u32 tid; /* the thread as its process numbers it (native_thread_id) */
+	__u32 key; /* ... and as the kernel does (py_tstates) */
+	__u8 end;  /* PY_STAT_* that ended it, 0 while going */
 	__u8 found;
 };
 
@@ -121,7 +123,7 @@ static long py_find_step(__u32 i __attribute__((unused)), void *ctx)
 /* The sampled thread's PyThreadState, 0 if it has none. */
 static __always_inline __u64 py_thread_state(struct py_walk *w)
 {
-	__u64 *cached = bpf_map_lookup_elem(&py_tstates, &w->tid), ts, tid = 0;
+	__u64 *cached = bpf_map_lookup_elem(&py_tstates, &w->key), ts, tid = 0;
 
 	if (cached) {
 		ts = *cached;
@@ -135,7 +137,7 @@ static __always_inline __u64 py_thread_state(struct py_walk *w)
 	bpf_loop(PY_MAX_THREADS, py_find_step, w, 0);
 	if (!w->found)
 		return 0;
-	bpf_map_update_elem(&py_tstates, &w->tid, &w->frame, BPF_ANY);
+	bpf_map_update_elem(&py_tstates, &w->key, &w->frame, BPF_ANY);
 	return w->frame;
 }
 
@@ -192,7 +194,14 @@ static __always_inline __u32 py_walk(struct profile_sample *s, __u32 at, __u32 t
 	py_count(PY_STAT_WALKS, 1);
 	w.p = *p;
 	w.slot = slot;
-	w.tid = tid;
+	w.tid = w.key = tid;
+	if (w.p.ns_ino) {
+		struct bpf_pidns_info ns;
+
+		if (bpf_get_ns_current_pid_tgid(w.p.ns_dev, w.p.ns_ino, &ns, sizeof(ns)))
+			return 0;
+		w.tid = ns.pid;
+	}
 	ts = py_thread_state(&w);
 	if (!ts) {
 		py_count(PY_STAT_NO_THREAD, 1);

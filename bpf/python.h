@@ -27,8 +27,12 @@
 
 /* py_procs value: one interpreter's addresses and offsets (see cpython_layout). */
 struct py_proc {
-	__u64 interp_head;		  /* &_PyRuntime.interpreters.head in the process */
-	__u64 exec_mask;		  /* f_executable's pointer bits (3.14+ tag the low ones) */
+	__u64 interp_head; /* &_PyRuntime.interpreters.head in the process */
+	__u64 exec_mask;   /* f_executable's pointer bits (3.14+ tag the low ones) */
+	/* The process's pid namespace (nsfs device and inode) when it is not the one
+	 * the kernel numbers threads by: native_thread_id is the tid seen in it.  0, 0:
+	 * the same. */
+	__u64 ns_dev, ns_ino;
 	__u16 threads_head;		  /* PyInterpreterState.threads.head */
 	__u16 ts_next, ts_native_tid;	  /* PyThreadState */
 	__u16 ts_frame;			  /* current_frame (3.13+), cframe (3.11/3.12) */
@@ -40,9 +44,10 @@ struct py_proc {
 	__u8 __pad[3];
 };
 
-_Static_assert(sizeof(struct py_proc) == 40, "py_proc size");
-_Static_assert(__builtin_offsetof(struct py_proc, threads_head) == 16, "py_proc.threads_head");
-_Static_assert(__builtin_offsetof(struct py_proc, owner_skip) == 36, "py_proc.owner_skip");
+_Static_assert(sizeof(struct py_proc) == 56, "py_proc size");
+_Static_assert(__builtin_offsetof(struct py_proc, ns_ino) == 24, "py_proc.ns_ino");
+_Static_assert(__builtin_offsetof(struct py_proc, threads_head) == 32, "py_proc.threads_head");
+_Static_assert(__builtin_offsetof(struct py_proc, owner_skip) == 52, "py_proc.owner_skip");
 
 /* Slots of the per-CPU py_stats counters. */
 #define PY_STAT_WALKS	  0 /* samples of Python processes walked */

@@ -321,3 +321,26 @@ PY
 		[ $((nap / 1000000)) -ge 1200 ] || fail "$run: nap's sleeps not found off the CPU"
 	done
 }
+
+# In a container the interpreter's native_thread_id is the tid of its pid namespace.
+@test "python: an interpreter in its own pid namespace (a container) has its Python frames" {
+	command -v unshare >/dev/null || skip "unshare (util-linux) missing"
+	local py all mod
+	py=$(ls -d "$PYENV"/3.12.*/bin/python3.12 | tail -1)
+	cat >n.py <<'PY'
+import time
+def spin():
+    end = time.time() + 1
+    while time.time() < end:
+        pass
+spin()
+PY
+	pa_record -v -F 499 -o pa.data -- unshare --pid --fork --mount-proc "$py" n.py 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep 'python: [0-9]* walks' rec.err
+	folded pa.data
+	all=$(weight '^python3\.12;')
+	mod=$(weight '<module>_\(n\.py\);spin_\(n\.py\)')
+	echo "$mod of $all python3.12 samples under <module>;spin"
+	[ "$all" -ge 300 ] && [ $((mod * 100)) -ge $((all * 90)) ] || fail "no Python frames"
+}

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -189,6 +190,20 @@ static bool py_proc_of(const struct cpython_layout *l, uint64_t runtime, struct 
 	return true;
 }
 
+/* pid's pid namespace into v when it is not ours: threads are numbered there. */
+static void pid_ns(pid_t pid, struct py_proc *v)
+{
+	struct stat self, it;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat("/proc/self/ns/pid", &self) || stat(path, &it) ||
+	    (self.st_dev == it.st_dev && self.st_ino == it.st_ino))
+		return;
+	v->ns_dev = it.st_dev;
+	v->ns_ino = it.st_ino;
+}
+
 bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
 		     const struct proc_map *m)
 {
@@ -215,6 +230,7 @@ bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
 	p = pid_add(py, pid);
 	if (!p)
 		return false;
+	pid_ns(pid, &v);
 	p->l = f->pyl;
 	p->runtime = runtime;
 	for (i = 0; i < 2; i++) {
