@@ -344,3 +344,56 @@ PY
 	echo "$mod of $all python3.12 samples under <module>;spin"
 	[ "$all" -ge 300 ] && [ $((mod * 100)) -ge $((all * 90)) ] || fail "no Python frames"
 }
+
+@test "python: a forked child and a subprocess have their Python frames; so has -a" {
+	local py c sub all
+	py=$(ls -d "$PYENV"/3.12.*/bin/python3.12 | tail -1)
+	cat >f.py <<'PY'
+import os, subprocess, sys, time
+def child_work():
+    end = time.time() + 1
+    while time.time() < end:
+        pass
+def parent_wait():
+    pid = os.fork()
+    if pid == 0:
+        child_work()
+        os._exit(0)
+    os.waitpid(pid, 0)
+parent_wait()
+subprocess.run([sys.executable, "s.py"])
+PY
+	cat >s.py <<'PY'
+import time
+def sub_work():
+    end = time.time() + 1
+    while time.time() < end:
+        pass
+sub_work()
+PY
+	pa_record -F 499 -o pa.data -- "$py" f.py 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	folded pa.data
+	c=$(weight '<module>_\(f\.py\);parent_wait_\(f\.py\);child_work_\(f\.py\)')
+	sub=$(weight '<module>_\(s\.py\);sub_work_\(s\.py\)')
+	echo "forked child: $c samples, subprocess: $sub"
+	[ "$c" -ge 400 ] || fail "the forked child's frames: $c samples"
+	[ "$sub" -ge 400 ] || fail "the subprocess's frames: $sub samples"
+
+	cp "$py" ./python
+	./python -c 'import time
+def sysw():
+    end = time.time() + 4
+    while time.time() < end:
+        pass
+sysw()' &
+	track $!
+	sleep 0.5
+	pa_record -a -F 499 -d 2s -o a.data 2>rec.err ||
+		fail "pa-record -a failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	folded a.data
+	all=$(weight '^python;')
+	sub=$(weight '^python;.*<module>_\(<string>\);sysw_\(<string>\)')
+	echo "-a: $sub of $all samples of python under sysw"
+	[ "$all" -ge 500 ] && [ $((sub * 100)) -ge $((all * 95)) ] || fail "-a: no Python frames"
+}
