@@ -44,7 +44,7 @@
 #define PY_TEXT_START 0x1000ULL
 #define PY_SLOT_SHIFT 20
 #define PY_MAX_FNS    (1u << 20) /* 2^40 bytes of slots */
-#define PY_MAX_CODES  (1u << 22) /* code objects cached */
+#define PY_MAX_CODES  (1u << 20) /* code objects cached */
 
 struct py_pid {
 	pid_t pid;
@@ -57,11 +57,15 @@ struct py_pid {
 	uint64_t mapped_runtime; /* the runtime the MMAP2 was written for */
 };
 
+/* A code object as read: what its frames need, and what tells it is still the same. */
 struct py_code {
 	pid_t pid;
-	uint64_t co;
 	uint32_t fn;
-	struct cpython_code c;
+	uint64_t co;
+	uint64_t qualname, linetable; /* the objects it pointed to */
+	uint8_t *tab;		      /* its line table */
+	uint32_t tab_len;
+	int first;
 };
 
 struct py_fn {
@@ -340,11 +344,16 @@ static int64_t fn_intern(struct rec_python *py, const char *qualname, const char
 	if (!file[0])
 		file = "<unknown>";
 	base = strrchr(file, '/');
+	/* A package's __init__.py and __main__.py go by their directory too. */
+	if (base && base > file && (!strcmp(base, "/__init__.py") || !strcmp(base, "/__main__.py")))
+		while (base > file && base[-1] != '/')
+			base--;
+	else if (base)
+		base++;
 	fi = file_intern(py, file);
 	if (fi < 0)
 		return fi;
-	snprintf(name, sizeof(name), "%s (%s)", qualname[0] ? qualname : "?",
-		 base ? base + 1 : file);
+	snprintf(name, sizeof(name), "%s (%s)", qualname[0] ? qualname : "?", base ? base : file);
 	k = (struct fn_key){name, (uint32_t)fi, first};
 	h = hash_mix(hash_mix(hash_str(name), fi), (uint64_t)(uint32_t)first);
 	id = hidx_find(&py->fn_idx, h, fn_eq, py, &k);
@@ -437,13 +446,19 @@ static int64_t code_load(struct rec_python *py, struct py_pid *p, uint64_t co, i
 		}
 		id = py->nr_codes++;
 	} else {
-		free(py->codes[id].c.tab);
+		free(py->codes[id].tab);
 	}
 	c = &py->codes[id];
-	c->pid = p->pid;
-	c->co = co;
-	c->fn = (uint32_t)fn;
-	c->c = cc;
+	*c = (struct py_code){
+		.pid = p->pid,
+		.fn = (uint32_t)fn,
+		.co = co,
+		.qualname = cc.qualname,
+		.linetable = cc.linetable,
+		.tab = cc.tab,
+		.tab_len = (uint32_t)cc.tab_len,
+		.first = cc.firstlineno,
+	};
 	return id;
 }
 
@@ -484,7 +499,7 @@ static void code_check(const struct rec_python *py, const struct py_pid *p, cons
 			continue;
 		c = &py->codes[ids[i]];
 		if ((ssize_t)(8 * (k + 2)) <= r)
-			stale[i] = got[k] != c->c.qualname || got[k + 1] != c->c.linetable;
+			stale[i] = got[k] != c->qualname || got[k + 1] != c->linetable;
 		k += 2;
 	}
 }
@@ -503,7 +518,10 @@ static uint64_t frame_addr(struct rec_python *py, struct py_pid *p, int64_t id, 
 		return 0;
 	}
 	c = &py->codes[id];
-	return fn_addr(c->fn) + line_at(py, c->fn, cpython_code_line(&p->l, &c->c, co, instr)) + 1;
+	return fn_addr(c->fn) +
+	       line_at(py, c->fn,
+		       cpython_code_line(&p->l, c->tab, c->tab_len, c->first, co, instr)) +
+	       1;
 }
 
 /* --- the callchain ------------------------------------------------------------ */
@@ -706,7 +724,7 @@ void rec_python_free(struct rec_session *s)
 	if (!py)
 		return;
 	for (i = 0; i < py->nr_codes; i++)
-		free(py->codes[i].c.tab);
+		free(py->codes[i].tab);
 	for (i = 0; i < py->nr_fns; i++)
 		free(py->fns[i].name);
 	for (i = 0; i < py->nr_files; i++)

@@ -105,9 +105,10 @@ struct cpython_code {
 int cpython_code_read(pid_t pid, const struct cpython_layout *l, uint64_t co, uint64_t *code_type,
 		      struct cpython_code *c);
 
-/* The line code object co (read as c) was at with instruction pointer instr. */
-int cpython_code_line(const struct cpython_layout *l, const struct cpython_code *c, uint64_t co,
-		      uint64_t instr);
+/* The line code object co (first line first, line table tab) was at with instruction
+ * pointer instr. */
+int cpython_code_line(const struct cpython_layout *l, const uint8_t *tab, size_t tab_len, int first,
+		      uint64_t co, uint64_t instr);
 
 /*
  * An interpreter in process pid: its file's probe, layout, and the address of

@@ -357,15 +357,15 @@ int cpython_code_read(pid_t pid, const struct cpython_layout *l, uint64_t co, ui
 	return 0;
 }
 
-int cpython_code_line(const struct cpython_layout *l, const struct cpython_code *c, uint64_t co,
-		      uint64_t instr)
+int cpython_code_line(const struct cpython_layout *l, const uint8_t *tab, size_t tab_len, int first,
+		      uint64_t co, uint64_t instr)
 {
 	/* The instruction's index in 2-byte code units; 3.11 and 3.12 keep the one
 	 * last executed, -1 before the first. */
 	int64_t unit = ((int64_t)instr - (int64_t)(co + l->co_code)) / 2;
-	int line = c->tab ? cpython_line(c->tab, c->tab_len, c->firstlineno, unit) : 0;
+	int line = tab ? cpython_line(tab, tab_len, first, unit) : 0;
 
-	return line > 0 ? line : c->firstlineno;
+	return line > 0 ? line : first;
 }
 
 /* f's name, file and line from code object co; false if co is not a code object. */
@@ -378,7 +378,7 @@ static bool rd_code(pid_t pid, const struct cpython_layout *l, uint64_t co, uint
 		return false;
 	snprintf(f->name, sizeof(f->name), "%s", c.name);
 	snprintf(f->file, sizeof(f->file), "%s", c.file);
-	f->line = cpython_code_line(l, &c, co, instr);
+	f->line = cpython_code_line(l, c.tab, c.tab_len, c.firstlineno, co, instr);
 	free(c.tab);
 	return true;
 }
