@@ -87,7 +87,8 @@ struct {
 #define SLOT_SWITCH 1 /* sched_switch (interrupts off) */
 #define SLOT_USTACK 2 /* the deferred user stack walk (preemption off) */
 #define SLOT_OPEN   3 /* offcpu_open, the iterator at the end (migration off) */
-#define SLOT_NR	    4
+#define SLOT_GPU    4 /* a CUDA launch's uprobe */
+#define SLOT_NR	    PROFILE_SLOTS
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -403,6 +404,42 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (!(s->flags & PROFILE_F_SLICE) ? !submit(s) : !submit_slice(s))
 		count(PROFILE_LOST_CPU, 1);
+	return 0;
+}
+
+/*
+ * A CUDA kernel launch (pa-record --gpu): a uprobe on each launch API of the CUDA
+ * runtime (libcudart.so, or linked into the executable), in any process (the
+ * targets are filtered here).  The launching thread's user stack (and Python
+ * frames) with the launched function, which pa-record names as the kernel.
+ */
+SEC("uprobe")
+int on_gpu_launch(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), api = bpf_get_attach_cookie(ctx);
+	/* Both read as they are: a load through a computed ctx pointer is refused. */
+	__u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx);
+	__u32 tgid = id >> 32, slot = SLOT_GPU;
+	struct profile_sample *s;
+
+	if (!is_target(tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return 0;
+	s->pid = tgid;
+	s->tid = (__u32)id;
+	s->time = bpf_ktime_get_ns();
+	s->period = api == PROFILE_GPU_API_LAUNCH || api == PROFILE_GPU_API_COOP ? arg1
+		    : api == PROFILE_GPU_API_LAUNCH_EX				 ? arg2
+										 : 0;
+	s->cpu = bpf_get_smp_processor_id();
+	s->kind = PROFILE_KIND_GPU_LAUNCH;
+	s->state = api;
+	s->nr_py = 0;
+	capture_stacks(ctx, s, false, SLOT_GPU);
+	if (!submit(s))
+		count(PROFILE_LOST_GPU, 1);
 	return 0;
 }
 

@@ -37,6 +37,22 @@
  * that thread sent before it with PROFILE_F_USTACK_LATER: nr_kernel is 0.
  */
 #define PROFILE_KIND_USTACK 2
+/*
+ * A CUDA kernel launch, seen by a uprobe on the launch API: period is the launched
+ * kernel's host-side function (0: not known from this API), state its
+ * PROFILE_GPU_API_*; the stacks are the launching thread's.
+ */
+#define PROFILE_KIND_GPU_LAUNCH 3
+
+/* The launch APIs probed: the uprobe's cookie, and profile_sample.state. */
+#define PROFILE_GPU_API_LAUNCH	  0 /* cudaLaunchKernel(func, ...): func in arg 1 */
+#define PROFILE_GPU_API_COOP	  1 /* cudaLaunchCooperativeKernel(func, ...) */
+#define PROFILE_GPU_API_LAUNCH_EX 2 /* cudaLaunchKernelExC(config, func, args) */
+#define PROFILE_GPU_API_GRAPH	  3 /* cudaGraphLaunch(exec, stream): no kernel */
+#define PROFILE_GPU_API_NR	  4
+
+/* Slots of the per-CPU scratch buffers (profile.bpf.c's SLOT_*, unwind_bufs, py_bufs). */
+#define PROFILE_SLOTS 5
 
 /*
  * How the off-CPU user stack is taken (rodata offcpu_ustack), cheapest first.  A
@@ -70,7 +86,8 @@
 #define PROFILE_LOST_STASH	8  /* off-CPU samples dropped: stacks stashed at switch-out gone */
 #define PROFILE_KSTACK_CUT	9  /* kernel stacks cut at PROFILE_MAX_FRAMES */
 #define PROFILE_USTACK_FP_CUT	10 /* --unwind fp user stacks cut at PROFILE_MAX_FRAMES */
-#define PROFILE_LOST_NR		11
+#define PROFILE_LOST_GPU	11 /* GPU launches: ring buffer full */
+#define PROFILE_LOST_NR		12
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */

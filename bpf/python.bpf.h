@@ -45,7 +45,7 @@ struct py_buf {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, PROFILE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct py_buf);
 } py_bufs SEC(".maps");

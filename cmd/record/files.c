@@ -98,7 +98,7 @@ static int open_ref(struct rec_files *fs, const struct rec_file_ref *r)
 
 /* The PT_LOAD segments of the ELF file open at fd, and whether it is a CPython
  * interpreter. */
-static void read_segs(int fd, struct rec_file *f)
+static void read_segs(int fd, struct rec_file *f, bool gpu)
 {
 	Elf *e;
 	size_t i, n;
@@ -122,15 +122,17 @@ static void read_segs(int fd, struct rec_file *f)
 	f->is_python = !cpython_probe(e, &f->py);
 	if (f->is_python)
 		f->pyl_err = cpython_layout(e, &f->py, &f->pyl);
+	if (gpu)
+		rec_gpu_probe_elf(e, f);
 	elf_end(e);
 }
 
 /* Everything fd tells about the file. */
-static void learn(struct rec_file *f, int fd)
+static void learn(const struct rec_files *fs, struct rec_file *f, int fd)
 {
 	f->opened = true;
 	f->bid_size = bid_read_fd(fd, f->bid);
-	read_segs(fd, f);
+	read_segs(fd, f, fs->gpu);
 }
 
 /* A new file: opened through its process, or as a last resort its path for the
@@ -142,7 +144,7 @@ static int learn_new(struct rec_files *fs, struct rec_file *f, const struct rec_
 	*f = (struct rec_file){
 		.dev = makedev(r->maj, r->min), .ino = r->ino, .table = UNWIND_NO_TABLE};
 	if (fd >= 0) {
-		learn(f, fd);
+		learn(fs, f, fd);
 		return fd;
 	}
 	fd = open(r->path, O_RDONLY | O_CLOEXEC);
@@ -266,11 +268,13 @@ const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file
 	f = &fs->v[id];
 	if (fresh && f->is_python)
 		python_found(s, f, r);
+	if (fresh && f->ngpu)
+		rec_gpu_file(s, f, r);
 	if (want_table && !f->opened && !fresh) {
 		/* Only its path was readable before: try its process again. */
 		fd = open_ref(fs, r);
 		if (fd >= 0)
-			learn(f, fd);
+			learn(fs, f, fd);
 	}
 	if (want_table && f->opened && f->table_state != REC_TABLE_KNOWN &&
 	    f->table_state != REC_TABLE_COMPILING)

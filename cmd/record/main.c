@@ -56,6 +56,8 @@ static const char usage[] =
 	"                          default 8192, to walk again in user space)\n"
 	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
 	"                          8 bytes each)\n"
+	"      --gpu               CUDA kernel launches as the gpu-launch event: each\n"
+	"                          launch under its stack, with the kernel's name\n"
 	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
 	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
 	"      --dump              with -p: print each thread's Python stack once and exit\n"
@@ -191,6 +193,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_UNWIND_ROWS,
 		OPT_DUMP,
 		OPT_NO_PYTHON,
+		OPT_GPU,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -207,6 +210,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"unwind-rows", required_argument, NULL, OPT_UNWIND_ROWS},
 		{"dump", no_argument, NULL, OPT_DUMP},
 		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
+		{"gpu", no_argument, NULL, OPT_GPU},
 		{"output", required_argument, NULL, 'o'},
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -292,6 +296,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_PYTHON:
 			o->no_python = true;
+			break;
+		case OPT_GPU:
+			o->gpu = true;
 			break;
 		case OPT_UNWIND_ROWS: {
 			uint64_t v;
@@ -400,6 +407,11 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (modes != 1) {
 		pa_err("%s; give one of -p PID, -a, or -- CMD (or -a -- CMD)",
 		       modes ? "conflicting targets" : "nothing to profile");
+		return -EINVAL;
+	}
+	if (o->gpu && o->unwind_mode == UNWIND_MODE_FP) {
+		pa_err("--gpu finds the CUDA runtime in the files the CFI walker loads; use "
+		       "--unwind auto (the default) or cfi");
 		return -EINVAL;
 	}
 	maxrate = max_sample_rate();
@@ -574,6 +586,7 @@ static void summary(struct rec_session *s)
 			s->off_ns / 1e9, (unsigned long long)(s->off_lost + s->off_untracked));
 	rec_unwind_summary(s);
 	rec_python_summary(s);
+	rec_gpu_summary(s);
 	rec_files_summary(s);
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
@@ -624,6 +637,7 @@ int main(int argc, char **argv)
 		.exec_err_fd = -1,
 		.evidx = -1,
 		.off_evidx = -1,
+		.gpu_evidx = -1,
 	};
 	size_t i;
 	int err;
@@ -634,6 +648,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pa_set_quiet(s.opts.quiet);
+	s.files.gpu = s.opts.gpu;
 	if (s.opts.dump) {
 		err = rec_dump(&s.opts);
 		free(s.opts.pids);
@@ -686,7 +701,7 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* Before perf.data is complete: a report made at once finds the names. */
-	rec_python_finish(&s);
+	rec_synth_finish(&s);
 	err = pd_writer_close(s.w);
 	s.w = NULL;
 	if (err) {

@@ -51,9 +51,11 @@ int rec_output_open(struct rec_session *s)
 	return 0;
 }
 
-/* Declare one event whose samples carry the per-CPU ids picked by idsel. */
+enum ids { IDS_CLOCK, IDS_OFFCPU, IDS_GPU };
+
+/* Declare one event whose samples carry the per-CPU ids of which. */
 static int add_attr(struct rec_session *s, const struct perf_event_attr *a, const char *name,
-		    bool offcpu)
+		    enum ids which)
 {
 	uint64_t *ids = calloc(s->nr_cpus, sizeof(*ids));
 	int i, err;
@@ -61,7 +63,9 @@ static int add_attr(struct rec_session *s, const struct perf_event_attr *a, cons
 	if (!ids)
 		return -ENOMEM;
 	for (i = 0; i < s->nr_cpus; i++)
-		ids[i] = offcpu ? s->cpus[i].off_id : s->cpus[i].clock_id;
+		ids[i] = which == IDS_OFFCPU ? s->cpus[i].off_id
+			 : which == IDS_GPU  ? s->cpus[i].gpu_id
+					     : s->cpus[i].clock_id;
 	err = pd_writer_add_attr(s->w, a, name, ids, s->nr_cpus);
 	free(ids);
 	if (err < 0)
@@ -102,7 +106,7 @@ int rec_output_attr(struct rec_session *s)
 	int err;
 
 	if (!s->opts.no_cpu) {
-		err = add_attr(s, &a, "cpu-clock", false);
+		err = add_attr(s, &a, "cpu-clock", IDS_CLOCK);
 		if (err < 0)
 			return err;
 		s->evidx = err;
@@ -114,12 +118,27 @@ int rec_output_attr(struct rec_session *s)
 		off.freq = 0;
 		off.sample_period = 1;
 		off.sample_type |= PERF_SAMPLE_RAW;
-		err = add_attr(s, &off, OFFCPU_EVENT, true);
+		err = add_attr(s, &off, OFFCPU_EVENT, IDS_OFFCPU);
 		if (err < 0)
 			return err;
 		s->off_evidx = err;
 		if (s->opts.no_cpu)
 			s->attr = off;
+	}
+	if (s->opts.gpu) {
+		/* One sample per kernel launch, under the stack that launched it. */
+		struct perf_event_attr gpu = off;
+
+		gpu.config = PERF_COUNT_SW_BPF_OUTPUT;
+		gpu.freq = 0;
+		gpu.sample_period = 1;
+		gpu.sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+		err = add_attr(s, &gpu, GPU_LAUNCH_EVENT, IDS_GPU);
+		if (err < 0)
+			return err;
+		s->gpu_evidx = err;
+		if (s->opts.no_cpu && !s->opts.offcpu)
+			s->attr = gpu;
 	}
 	pd_writer_set_host_features(s->w);
 	pd_writer_set_cmdline(s->w, s->opts.argc, s->opts.argv);

@@ -8,19 +8,15 @@
  * sample since a freed code object's address is reused), its function interned, and
  * the frame put in place of the native _PyEval_EvalFrameDefault frame that ran it.
  *
- * How perf sees them: every Python function gets a slot in one synthetic ELF file per
- * capture (symbols, and a DWARF line table for its lines), mapped by a MMAP2 record at
- * PY_BASE in each Python process, as `perf inject --jit` does for JIT code.  A frame
- * is the address of its line in its function's slot.  The file is written when the
- * recording ends, and cached by build-id like any other.
+ * How perf sees them: every Python function is a function of the capture's synthetic
+ * ELF file (synthsym.c), mapped in each Python process; a frame is the address of its
+ * line there.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -28,23 +24,11 @@
 #include "base/hash.h"
 #include "base/procfs.h"
 #include "base/util.h"
-#include "perfdata/pd_write.h"
-#include "symbolize/synthelf.h"
 #include "profile.skel.h"
 #include "python.h"
 #include "record.h"
 
-/*
- * Where the synthetic file is mapped: above any user address even with 5-level page
- * tables (2^56), below the kernel's half.  Each function has a 1 MiB slot: line L of
- * a function starting at line F is at slot + 2 * (L - F) + 1 (odd: a return address
- * minus one is still that line).
- */
-#define PY_BASE	      0x0200000000000000ULL
-#define PY_TEXT_START 0x1000ULL
-#define PY_SLOT_SHIFT 20
-#define PY_MAX_FNS    (1u << 20) /* 2^40 bytes of slots */
-#define PY_MAX_CODES  (1u << 20) /* code objects cached */
+#define PY_MAX_CODES (1u << 20) /* code objects cached */
 
 struct py_pid {
 	pid_t pid;
@@ -52,9 +36,8 @@ struct py_pid {
 	uint64_t runtime; /* _PyRuntime in the process; 0: none (exec'd away) */
 	struct {
 		uint64_t lo, hi;
-	} eval[2];		 /* _PyEval_EvalFrameDefault (and .cold) in the process */
-	uint64_t code_type;	 /* cpython_code_read's cache */
-	uint64_t mapped_runtime; /* the runtime the MMAP2 was written for */
+	} eval[2];	    /* _PyEval_EvalFrameDefault (and .cold) in the process */
+	uint64_t code_type; /* cpython_code_read's cache */
 };
 
 /* A code object as read: what its frames need, and what tells it is still the same. */
@@ -68,23 +51,7 @@ struct py_code {
 	int first;
 };
 
-struct py_fn {
-	char *name; /* symbol: "qualname (file's base name)" */
-	uint32_t file;
-	int first;
-};
-
-/* A (function, line) pair that frames used: one row of the line table. */
-struct py_row {
-	uint32_t fn;
-	int line;
-};
-
 struct rec_python {
-	uint8_t bid[20];
-	char path[64];
-	bool mapped; /* some MMAP2 names the file: it must be written */
-
 	struct py_pid *pids;
 	size_t nr_pids, cap_pids;
 	struct hidx pid_idx;
@@ -93,17 +60,7 @@ struct rec_python {
 	size_t nr_codes, cap_codes;
 	struct hidx code_idx;
 
-	struct py_fn *fns;
-	size_t nr_fns, cap_fns;
-	struct hidx fn_idx;
-
-	char **files;
-	size_t nr_files, cap_files;
-	struct hidx file_idx;
-
-	struct py_row *rows;
-	size_t nr_rows, cap_rows;
-	struct hidx row_idx;
+	int64_t unknown_fn; /* the function of frames whose code was not read, -1: none yet */
 
 	/* counters */
 	uint64_t samples, frames, unresolved, rereads, no_eval;
@@ -146,20 +103,10 @@ static struct py_pid *pid_add(struct rec_python *py, pid_t pid)
 int rec_python_init(struct rec_session *s)
 {
 	struct rec_python *py = calloc(1, sizeof(*py));
-	char hex[17];
-	int i;
 
 	if (!py)
 		return -ENOMEM;
-	if (getrandom(py->bid, sizeof(py->bid), 0) != sizeof(py->bid)) {
-		uint64_t t = pa_now_ns() ^ (uint64_t)getpid() << 32;
-
-		for (i = 0; i < (int)sizeof(py->bid); i++)
-			py->bid[i] = (uint8_t)((t = hash_mix(t, i)) >> 24);
-	}
-	for (i = 0; i < 8; i++)
-		snprintf(hex + 2 * i, 3, "%02x", py->bid[i]);
-	snprintf(py->path, sizeof(py->path), "/tmp/pa-python-%s.so", hex);
+	py->unknown_fn = -1;
 	s->py = py;
 	return 0;
 }
@@ -242,21 +189,7 @@ bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
 		p->eval[i].hi = f->py.eval[i].lo ? f->py.eval[i].hi + bias : 0;
 	}
 	/* Before the walker can use it: every sample with Python frames is later. */
-	if (p->mapped_runtime != runtime && s->w) {
-		struct pd_sample_id sid;
-
-		rec_sid(s, &sid, pid, pid, s->start_ns ? pa_now_ns() : 0, -1);
-		if (!pd_write_mmap2(s->w, PERF_RECORD_MISC_USER, pid, pid, PY_BASE,
-				    PY_TEXT_START + ((uint64_t)PY_MAX_FNS << PY_SLOT_SHIFT), 0,
-				    PROT_READ | PROT_EXEC, MAP_PRIVATE, py->bid, sizeof(py->bid),
-				    py->path, &sid)) {
-			if (!py->mapped)
-				pd_writer_add_build_id(s->w, PERF_RECORD_MISC_USER, -1, py->bid,
-						       sizeof(py->bid), py->path);
-			py->mapped = true;
-			p->mapped_runtime = runtime;
-		}
-	}
+	rec_synth_map(s, pid, runtime, s->start_ns ? pa_now_ns() : 0);
 	return !bpf_map__update_elem(s->skel->maps.py_procs, &key, sizeof(key), &v, sizeof(v),
 				     BPF_ANY);
 }
@@ -289,57 +222,14 @@ void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid)
 	p->pid = pid;
 }
 
-/* --- functions, files and lines ----------------------------------------------- */
+/* --- functions ---------------------------------------------------------------- */
 
-static bool str_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct rec_python *py = ctx;
-
-	return !strcmp(py->files[id], key);
-}
-
-static int64_t file_intern(struct rec_python *py, const char *file)
-{
-	uint64_t h = hash_str(file);
-	int64_t id = hidx_find(&py->file_idx, h, str_eq, py, file);
-	char *copy;
-
-	if (id >= 0)
-		return id;
-	copy = strdup(file);
-	if (!copy ||
-	    pa_grow((void **)&py->files, &py->cap_files, py->nr_files + 1, sizeof(*py->files)) ||
-	    hidx_insert(&py->file_idx, h, py->nr_files)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	py->files[py->nr_files] = copy;
-	return py->nr_files++;
-}
-
-struct fn_key {
-	const char *name;
-	uint32_t file;
-	int first;
-};
-
-static bool fn_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct rec_python *py = ctx;
-	const struct fn_key *k = key;
-	const struct py_fn *f = &py->fns[id];
-
-	return f->file == k->file && f->first == k->first && !strcmp(f->name, k->name);
-}
-
-/* The function named name in file from line first: its id, or -errno. */
-static int64_t fn_intern(struct rec_python *py, const char *qualname, const char *file, int first)
+/* The function qualname in file from line first, as the synthetic file names it:
+ * "qualname (file's base name)". */
+static int64_t fn_intern(struct rec_session *s, const char *qualname, const char *file, int first)
 {
 	const char *base;
-	struct fn_key k;
 	char name[512];
-	int64_t fi, id;
-	uint64_t h;
 
 	if (!file[0])
 		file = "<unknown>";
@@ -350,56 +240,8 @@ static int64_t fn_intern(struct rec_python *py, const char *qualname, const char
 			base--;
 	else if (base)
 		base++;
-	fi = file_intern(py, file);
-	if (fi < 0)
-		return fi;
 	snprintf(name, sizeof(name), "%s (%s)", qualname[0] ? qualname : "?", base ? base : file);
-	k = (struct fn_key){name, (uint32_t)fi, first};
-	h = hash_mix(hash_mix(hash_str(name), fi), (uint64_t)(uint32_t)first);
-	id = hidx_find(&py->fn_idx, h, fn_eq, py, &k);
-	if (id >= 0)
-		return id;
-	if (py->nr_fns >= PY_MAX_FNS)
-		return -ENOSPC;
-	if (pa_grow((void **)&py->fns, &py->cap_fns, py->nr_fns + 1, sizeof(*py->fns)) ||
-	    hidx_insert(&py->fn_idx, h, py->nr_fns))
-		return -ENOMEM;
-	py->fns[py->nr_fns] = (struct py_fn){strdup(name), (uint32_t)fi, first};
-	if (!py->fns[py->nr_fns].name)
-		return -ENOMEM;
-	return py->nr_fns++;
-}
-
-static bool row_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct rec_python *py = ctx;
-	const struct py_row *r = key;
-
-	return py->rows[id].fn == r->fn && py->rows[id].line == r->line;
-}
-
-/* The line's offset in fn's slot (even), the line kept for the line table. */
-static uint64_t line_at(struct rec_python *py, uint32_t fn, int line)
-{
-	const struct py_fn *f = &py->fns[fn];
-	struct py_row r = {fn, line};
-	uint64_t h = hash_mix(fn, (uint64_t)(uint32_t)line), off;
-
-	if (line < f->first)
-		r.line = line = f->first;
-	off = 2 * (uint64_t)(line - f->first);
-	if (off >= (1ULL << PY_SLOT_SHIFT) - 2)
-		return 0;
-	if (hidx_find(&py->row_idx, h, row_eq, py, &r) < 0 &&
-	    !pa_grow((void **)&py->rows, &py->cap_rows, py->nr_rows + 1, sizeof(*py->rows)) &&
-	    !hidx_insert(&py->row_idx, h, py->nr_rows))
-		py->rows[py->nr_rows++] = r;
-	return off;
-}
-
-static uint64_t fn_addr(uint32_t fn)
-{
-	return PY_BASE + PY_TEXT_START + ((uint64_t)fn << PY_SLOT_SHIFT);
+	return rec_synth_fn(s, name, file, first);
 }
 
 /* --- code objects -------------------------------------------------------------- */
@@ -423,15 +265,16 @@ static bool code_eq(const void *ctx, uint32_t id, const void *key)
 }
 
 /* Read code object co of p into cached entry id (-1: a new one).  Its id, or -1. */
-static int64_t code_load(struct rec_python *py, struct py_pid *p, uint64_t co, int64_t id)
+static int64_t code_load(struct rec_session *s, struct py_pid *p, uint64_t co, int64_t id)
 {
+	struct rec_python *py = s->py;
 	struct cpython_code cc;
 	struct py_code *c;
 	int64_t fn;
 
 	if (cpython_code_read(p->pid, &p->l, co, &p->code_type, &cc))
 		return -1;
-	fn = fn_intern(py, cc.name, cc.file, cc.firstlineno);
+	fn = fn_intern(s, cc.name, cc.file, cc.firstlineno);
 	if (fn < 0) {
 		free(cc.tab);
 		return -1;
@@ -506,22 +349,21 @@ static void code_check(const struct rec_python *py, const struct py_pid *p, cons
 
 /* The address of frame (co, instr) of p (cached as id, or -1), or 0 when co cannot be
  * read. */
-static uint64_t frame_addr(struct rec_python *py, struct py_pid *p, int64_t id, uint64_t co,
+static uint64_t frame_addr(struct rec_session *s, struct py_pid *p, int64_t id, uint64_t co,
 			   uint64_t instr)
 {
+	struct rec_python *py = s->py;
 	const struct py_code *c;
 
 	if (id < 0)
-		id = code_load(py, p, co, -1);
+		id = code_load(s, p, co, -1);
 	if (id < 0) {
 		py->unresolved++;
 		return 0;
 	}
 	c = &py->codes[id];
-	return fn_addr(c->fn) +
-	       line_at(py, c->fn,
-		       cpython_code_line(&p->l, c->tab, c->tab_len, c->first, co, instr)) +
-	       1;
+	return rec_synth_addr(s, c->fn,
+			      cpython_code_line(&p->l, c->tab, c->tab_len, c->first, co, instr));
 }
 
 /* --- the callchain ------------------------------------------------------------ */
@@ -533,11 +375,13 @@ static bool in_eval(const struct py_pid *p, uint64_t pc)
 }
 
 /* The address of an unresolved frame: a function of its own. */
-static uint64_t unknown_addr(struct rec_python *py)
+static uint64_t unknown_addr(struct rec_session *s)
 {
-	int64_t fn = fn_intern(py, "[unknown]", "<unknown>", 0);
+	struct rec_python *py = s->py;
 
-	return fn < 0 ? 0 : fn_addr((uint32_t)fn) + 1;
+	if (py->unknown_fn < 0)
+		py->unknown_fn = rec_synth_fn(s, "[unknown] (<unknown>)", "<unknown>", 0);
+	return py->unknown_fn < 0 ? 0 : rec_synth_addr(s, (uint32_t)py->unknown_fn, 0);
 }
 
 size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
@@ -580,11 +424,11 @@ size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size
 
 		if (ids[i] >= 0 && stale[i]) {
 			py->rereads++;
-			ids[i] = code_load(py, p, pair[0], ids[i]);
+			ids[i] = code_load(s, p, pair[0], ids[i]);
 		}
-		addr[i] = frame_addr(py, p, ids[i], pair[0], pair[1]);
+		addr[i] = frame_addr(s, p, ids[i], pair[0], pair[1]);
 		if (!addr[i])
-			addr[i] = unknown_addr(py);
+			addr[i] = unknown_addr(s);
 	}
 	py->frames += nf;
 
@@ -628,64 +472,6 @@ native:
 
 /* --- the end -------------------------------------------------------------------- */
 
-static int cmp_row(const void *a, const void *b)
-{
-	const struct synth_line *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-int rec_python_finish(struct rec_session *s)
-{
-	struct rec_python *py = s->py;
-	struct synth_fn *fns = NULL;
-	struct synth_line *lines = NULL;
-	struct synth_elf se;
-	size_t i;
-	int err;
-
-	if (!py || !py->mapped)
-		return 0;
-	fns = calloc(py->nr_fns + 1, sizeof(*fns));
-	lines = calloc(py->nr_rows + 1, sizeof(*lines));
-	if (!fns || !lines) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < py->nr_fns; i++)
-		fns[i] = (struct synth_fn){fn_addr(i) - PY_BASE, 1ULL << PY_SLOT_SHIFT,
-					   py->fns[i].name};
-	for (i = 0; i < py->nr_rows; i++) {
-		const struct py_row *r = &py->rows[i];
-		const struct py_fn *f = &py->fns[r->fn];
-
-		lines[i] = (struct synth_line){fn_addr(r->fn) - PY_BASE +
-						       2 * (uint64_t)(r->line - f->first),
-					       f->file, (uint32_t)r->line};
-	}
-	qsort(lines, py->nr_rows, sizeof(*lines), cmp_row);
-	se = (struct synth_elf){
-		.bid = py->bid,
-		.bid_size = sizeof(py->bid),
-		.text_start = PY_TEXT_START,
-		.text_size = (uint64_t)PY_MAX_FNS << PY_SLOT_SHIFT,
-		.fns = fns,
-		.nr_fns = py->nr_fns,
-		.files = (const char *const *)py->files,
-		.nr_files = py->nr_files,
-		.lines = lines,
-		.nr_lines = py->nr_rows,
-	};
-	err = synth_elf_write(py->path, &se);
-	if (err)
-		pa_warn("cannot write %s, the Python functions' names: %s", py->path,
-			strerror(-err));
-out:
-	free(fns);
-	free(lines);
-	return err;
-}
-
 void rec_python_summary(const struct rec_session *s)
 {
 	const struct rec_python *py = s->py;
@@ -712,7 +498,7 @@ void rec_python_summary(const struct rec_session *s)
 		(unsigned long long)st[PY_STAT_WALKS], (unsigned long long)st[PY_STAT_FRAMES],
 		(unsigned long long)st[PY_STAT_CUT], (unsigned long long)st[PY_STAT_READ],
 		(unsigned long long)st[PY_STAT_NO_THREAD], (unsigned long long)py->samples,
-		py->nr_fns, py->path, (unsigned long long)py->unresolved,
+		rec_synth_nr_fns(s), rec_synth_path(s), (unsigned long long)py->unresolved,
 		(unsigned long long)py->rereads, (unsigned long long)py->no_eval);
 }
 
@@ -725,20 +511,10 @@ void rec_python_free(struct rec_session *s)
 		return;
 	for (i = 0; i < py->nr_codes; i++)
 		free(py->codes[i].tab);
-	for (i = 0; i < py->nr_fns; i++)
-		free(py->fns[i].name);
-	for (i = 0; i < py->nr_files; i++)
-		free(py->files[i]);
 	free(py->codes);
-	free(py->fns);
-	free(py->files);
-	free(py->rows);
 	free(py->pids);
 	hidx_free(&py->pid_idx);
 	hidx_free(&py->code_idx);
-	hidx_free(&py->fn_idx);
-	hidx_free(&py->file_idx);
-	hidx_free(&py->row_idx);
 	free(py);
 	s->py = NULL;
 }

@@ -28,6 +28,8 @@ struct pd_writer;
 struct pd_mmap;
 struct rec_unwind;
 struct rec_python;
+struct rec_synth;
+struct rec_gpu;
 struct proc_map;
 
 /*
@@ -71,6 +73,7 @@ struct rec_opts {
 	int verbose;
 	bool dump;	/* --dump: print the Python stacks of -p's processes and exit */
 	bool no_python; /* --no-python: no Python frames walked */
+	bool gpu;	/* --gpu: CUDA kernel launches as the gpu-launch event */
 	int argc;	/* for the CMDLINE feature */
 	char **argv;
 };
@@ -93,6 +96,8 @@ struct rec_cpu {
 	 */
 	int off_fd;
 	uint64_t off_id;
+	int gpu_fd; /* --gpu: the same for gpu-launch samples */
+	uint64_t gpu_id;
 	uint64_t id; /* the first attr's id: the sample_id trailer of side-band records */
 	struct bpf_link *link;
 	uint64_t lost_seen[PROFILE_LOST_NR]; /* BPF counters already reported */
@@ -137,6 +142,12 @@ struct rec_file {
 	struct cpython_elf py;
 	struct cpython_layout pyl; /* is_python: its layout, if pyl_err is 0 */
 	int pyl_err;
+	/* --gpu: the CUDA launch APIs it defines (file offsets, PROFILE_GPU_API_*) */
+	struct {
+		uint64_t off;
+		uint8_t api;
+	} gpu[8];
+	uint8_t ngpu;
 };
 
 /* Every file seen, indexed by device and inode. */
@@ -144,6 +155,7 @@ struct rec_files {
 	struct rec_file *v;
 	size_t n, cap;
 	struct hidx idx;
+	bool gpu;	  /* --gpu: look for the CUDA launch APIs in each file */
 	uint64_t opens;	  /* files opened (each open counts) */
 	uint64_t reopens; /* of which a file opened again for its unwind table */
 };
@@ -193,6 +205,7 @@ struct rec_session {
 	struct pd_writer *w;
 	int evidx;			 /* cpu-clock, -1 with --no-cpu */
 	int off_evidx;			 /* offcpu-time, -1 without --offcpu */
+	int gpu_evidx;			 /* gpu-launch, -1 without --gpu */
 	struct perf_event_attr attr;	 /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
 	int switch_method;		 /* REC_SWITCH_* in use */
@@ -227,6 +240,8 @@ struct rec_session {
 	uint64_t zstd_in, zstd_out; /* -z: bytes of records, of COMPRESSED records */
 	int write_err;		    /* first pd_write_* failure; stops the recording */
 	struct rec_python *py;	    /* Python frames (python.c), NULL with --unwind fp */
+	struct rec_synth *synth;    /* names of frames without a file (synthsym.c) */
+	struct rec_gpu *gpu;	    /* CUDA launch probes (gpu.c), NULL without --gpu */
 	uint64_t callchain[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + PROFILE_MAX_PYFRAMES + 2];
 };
 
@@ -298,6 +313,33 @@ void rec_unwind_round(struct rec_session *s);
 void rec_unwind_summary(struct rec_session *s);
 void rec_unwind_free(struct rec_session *s);
 
+/* synthsym.c: one synthetic ELF file per capture names frames that have no file. */
+int rec_synth_init(struct rec_session *s);
+/* Function name of file (non-empty, or "<unknown>"), its lines from first: its id. */
+int64_t rec_synth_fn(struct rec_session *s, const char *name, const char *file, int first);
+/* The address of line of function fn (line <= 0: the function itself). */
+uint64_t rec_synth_addr(struct rec_session *s, uint32_t fn, int line);
+/* The file mapped in pid (a MMAP2 at time), once per image key (0: any image). */
+void rec_synth_map(struct rec_session *s, pid_t pid, uint64_t key, uint64_t time);
+/* pid exec'd: readers forgot its mappings. */
+void rec_synth_exec(struct rec_session *s, pid_t pid);
+/* Write the file, before perf.data closes. */
+int rec_synth_finish(struct rec_session *s);
+const char *rec_synth_path(const struct rec_session *s);
+size_t rec_synth_nr_fns(const struct rec_session *s);
+void rec_synth_free(struct rec_session *s);
+
+/* gpu.c: CUDA kernel launches (--gpu), the gpu-launch event. */
+#define GPU_LAUNCH_EVENT "gpu-launch"
+int rec_gpu_init(struct rec_session *s);
+/* A file of r's process seen for the first time: its launch APIs probed. */
+void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_file_ref *r);
+/* Called from read_segs with the file's ELF: its launch APIs' file offsets into f. */
+void rec_gpu_probe_elf(Elf *e, struct rec_file *f);
+int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size);
+void rec_gpu_summary(const struct rec_session *s);
+void rec_gpu_free(struct rec_session *s);
+
 /* python.c: Python frames in samples. */
 int rec_python_init(struct rec_session *s);
 /* proc_load: executable mapping m of interpreter f in pid: its py_procs entry.
@@ -314,8 +356,6 @@ void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid);
  */
 size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
 			const __u64 *uips, size_t nu, uint64_t *out, size_t room);
-/* The synthetic ELF file naming the Python functions, before perf.data closes. */
-int rec_python_finish(struct rec_session *s);
 void rec_python_summary(const struct rec_session *s);
 void rec_python_free(struct rec_session *s);
 

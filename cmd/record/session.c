@@ -156,6 +156,7 @@ int rec_cpus_init(struct rec_session *s)
 		s->cpus[i].cpu = cpus[i];
 		s->cpus[i].clock_fd = -1;
 		s->cpus[i].off_fd = -1;
+		s->cpus[i].gpu_fd = -1;
 		s->cpus[i].sb.fd = -1;
 		if (cpus[i] < s->nr_possible)
 			s->cpu_by_nr[cpus[i]] = &s->cpus[i];
@@ -247,6 +248,9 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoload(skel->progs.on_sys_exit,
 				  o->offcpu && method == REC_SWITCH_SYS_EXIT);
 	bpf_program__set_autoload(skel->progs.offcpu_open, o->offcpu && open_waits);
+	/* Attached per binary that has the CUDA runtime (gpu.c). */
+	bpf_program__set_autoload(skel->progs.on_gpu_launch, o->gpu);
+	bpf_program__set_autoattach(skel->progs.on_gpu_launch, false);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
@@ -348,6 +352,10 @@ int rec_bpf_open_load(struct rec_session *s)
 		return err;
 	}
 	err = rec_unwind_init(s);
+	if (!err)
+		err = rec_synth_init(s);
+	if (!err)
+		err = rec_gpu_init(s);
 	if (!err && s->uw && !s->opts.no_python)
 		err = rec_python_init(s);
 	if (err)
@@ -397,8 +405,11 @@ static void event_open_error(const char *ev, int cpu, int err)
 	}
 }
 
-/* A bpf-output event that only lends its id to the offcpu-time samples of a CPU. */
-static int open_offcpu_id(struct rec_cpu *c)
+/*
+ * A bpf-output event that never fires, opened only so that the samples of our own
+ * events (offcpu-time, gpu-launch) of a CPU carry an id the kernel will not reuse.
+ */
+static int open_id_event(int cpu, int *fdp, uint64_t *id)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -410,13 +421,13 @@ static int open_offcpu_id(struct rec_cpu *c)
 	};
 	int fd, err;
 
-	fd = perf_event_open(&attr, -1, c->cpu);
+	fd = perf_event_open(&attr, -1, cpu);
 	if (fd < 0) {
-		event_open_error("bpf-output", c->cpu, fd);
+		event_open_error("bpf-output", cpu, fd);
 		return fd;
 	}
-	c->off_fd = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &c->off_id)) {
+	*fdp = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, id)) {
 		err = -errno;
 		pa_err("cannot read the id of the bpf-output event: %s", strerror(-err));
 		return err;
@@ -444,8 +455,14 @@ int rec_events_open(struct rec_session *s)
 		err = rec_sideband_open(s, c);
 		if (err)
 			return err;
+		if (s->opts.gpu) {
+			err = open_id_event(c->cpu, &c->gpu_fd, &c->gpu_id);
+			if (err)
+				return err;
+			c->id = c->gpu_id;
+		}
 		if (s->opts.offcpu) {
-			err = open_offcpu_id(c);
+			err = open_id_event(c->cpu, &c->off_fd, &c->off_id);
 			if (err)
 				return err;
 			c->id = c->off_id;
@@ -579,6 +596,8 @@ void rec_session_teardown(struct rec_session *s)
 			close(s->cpus[i].clock_fd);
 		if (s->cpus[i].off_fd >= 0)
 			close(s->cpus[i].off_fd);
+		if (s->cpus[i].gpu_fd >= 0)
+			close(s->cpus[i].gpu_fd);
 		rec_sideband_close(&s->cpus[i]);
 	}
 	free(s->cpus);
@@ -594,7 +613,9 @@ void rec_session_teardown(struct rec_session *s)
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	rec_unwind_free(s);
+	rec_gpu_free(s);
 	rec_python_free(s);
+	rec_synth_free(s);
 	profile_bpf__destroy(s->skel);
 	s->skel = NULL;
 	pidset_free(&s->targets);

@@ -146,8 +146,10 @@ static int sb_comm(struct rec_session *s, const struct perf_event_header *h,
 
 	if (pd_parse_comm(h, h->size, &c) || !wanted(s, c.pid))
 		return 0;
-	if ((c.misc & PERF_RECORD_MISC_COMM_EXEC) && c.pid == c.tid)
+	if ((c.misc & PERF_RECORD_MISC_COMM_EXEC) && c.pid == c.tid) {
 		rec_unwind_sb_exec(s, c.pid, sid->time);
+		rec_synth_exec(s, c.pid);
+	}
 	return pd_write_comm(s->w, c.pid, c.tid, c.comm, c.misc & PERF_RECORD_MISC_COMM_EXEC, sid);
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# CUDA kernel launches seen by uprobes on the CUDA runtime (pa-record --gpu), with no
+# GPU and no driver: every launch fails, but still enters cudaLaunchKernel.
+
+load lib/helpers
+
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+
+setup_file() {
+	[ -x "$NVCC" ] || return 0
+	"$NVCC" -g -o "$BATS_FILE_TMPDIR/launch_static" "$PA_ROOT/tests/workloads/cuda_launch.cu" &&
+		"$NVCC" -g -cudart shared -o "$BATS_FILE_TMPDIR/launch_shared" \
+			"$PA_ROOT/tests/workloads/cuda_launch.cu"
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	require_root
+	require_bin "$PA_RECORD"
+	[ -x "$NVCC" ] || fail "no nvcc at $NVCC (the CUDA toolkit; set NVCC)"
+}
+
+# launches BIN: BIN's 2 x 3000 launches recorded; each kernel under step(), once per launch.
+launches() {
+	local bin=$1 k
+	cp "$BATS_FILE_TMPDIR/$bin" .
+	pa_record -v --gpu -F 99 -o pa.data -- "./$bin" 3000 2>rec.err ||
+		fail "$bin: pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep '^pa-record: gpu:' rec.err || fail "$bin: no gpu summary"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-launch >folded.txt 2>conv.err ||
+		fail "$bin: pa-convert: $(cat conv.err)"
+	# Folded frames have their spaces as "_".
+	for k in 'vec_add\(float_const\*,_float_const\*,_float\*,_int\)' 'scale\(float\*,_float,_int\)'; do
+		n=$(grep -E ";main;step\(int\);.*;cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_$k [0-9]+\$" folded.txt |
+			awk '{ t += $NF } END { print t + 0 }')
+		echo "$bin: $n launches of $k under main;step"
+		[ "$n" = 3000 ] || fail "$bin: $n launches of $k under step, not 3000"
+	done
+	perf report -i pa.data --no-children --stdio -g none --sort sym 2>/dev/null |
+		grep -F '[gpu:kernel] vec_add(float const*, float const*, float*, int)' ||
+		fail "$bin: perf report does not name the kernel"
+}
+
+@test "gpu: launches through nvcc's static CUDA runtime, each under its stack with the kernel's name" {
+	launches launch_static
+}
+
+@test "gpu: launches through libcudart.so (-cudart shared)" {
+	launches launch_shared
+	grep -q 'gpu: .* launch APIs probed in .*libcudart\.so' rec.err || fail "libcudart.so not probed"
+}
+
+@test "gpu: without --gpu nothing is probed, and --gpu needs the CFI walker" {
+	cp "$BATS_FILE_TMPDIR/launch_static" .
+	pa_record -v -F 99 -o pa.data -- ./launch_static 100 2>rec.err || fail "pa-record failed"
+	run ! grep -q '^pa-record: gpu:' rec.err
+	run "$PA_RECORD" --gpu --unwind fp -o pa.data -- ./launch_static 1
+	[ "$status" -ne 0 ] && [[ $output == *"--gpu finds the CUDA runtime"* ]] || fail "$output"
+}
