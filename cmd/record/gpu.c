@@ -161,7 +161,7 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, r->path);
 	g->files++;
 	for (i = 0; i < f->ngpu; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = f->gpu[i].api);
+		struct bpf_uprobe_opts uo = {.sz = sizeof(uo), .bpf_cookie = f->gpu[i].api};
 		struct bpf_link *l;
 
 		if (g->nr_links == GPU_MAX_LINKS) {
