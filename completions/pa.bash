@@ -70,7 +70,7 @@ _pa_record()
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
 		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
-		-o --output -z -z3 --compression-level= --unwind --unwind-rows --no-python --dump -q --quiet -v -vv
+		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --no-python --dump -q --quiet -v -vv
 		--verbose -h --help --version --" -- "$cur"))
 }
 

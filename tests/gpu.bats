@@ -58,3 +58,36 @@ launches() {
 	run "$PA_RECORD" --gpu --unwind fp -o pa.data -- ./launch_static 1
 	[ "$status" -ne 0 ] && [[ $output == *"--gpu finds the CUDA runtime"* ]] || fail "$output"
 }
+
+# Python calling the runtime through ctypes: its frames sit above [gpu:launch].  The
+# "kernel" is libc's qsort, a host function the runtime is handed like any other.
+@test "gpu: a launch from Python (ctypes) sits under the Python function that made it" {
+	local py cudart n
+	py=$(ls -d "$(pyenv root 2>/dev/null || echo /root/.pyenv)"/versions/3.12.*/bin/python3.12 | tail -1)
+	cudart=$(dirname "$NVCC")/../lib64/libcudart.so
+	[ -e "$cudart" ] || fail "no $cudart"
+	cat >l.py <<'PY'
+import ctypes, sys, time
+rt = ctypes.CDLL(sys.argv[1])
+libc = ctypes.CDLL("libc.so.6")
+class dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
+                                ctypes.c_void_p]
+kernel = ctypes.cast(libc.qsort, ctypes.c_void_p)
+def train_step():
+    return rt.cudaLaunchKernel(kernel, dim3(1, 1, 1), dim3(32, 1, 1), None, 0, None)
+time.sleep(0.5)  # ctypes' libffi is mapped at import: its unwind table loads meanwhile
+for _ in range(500):
+    train_step()
+time.sleep(0.3)  # names are read from the live process
+PY
+	pa_record -v --gpu -F 99 -o pa.data -- "$py" l.py "$cudart" 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-launch >folded.txt 2>conv.err ||
+		fail "pa-convert: $(cat conv.err)"
+	cut -c1-600 folded.txt
+	n=$(grep -E 'PyEval_EvalCode;([^;(]*;)*<module>_\(l\.py\);train_step_\(l\.py\);.*;cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_qsort [0-9]+$' folded.txt |
+		awk '{ t += $NF } END { print t + 0 }')
+	[ "$n" = 500 ] || fail "$n of 500 launches under train_step, with qsort as the kernel"
+}

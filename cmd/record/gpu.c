@@ -17,9 +17,14 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "base/hash.h"
 #include "base/procfs.h"
@@ -158,7 +163,10 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	if (!g || !f->ngpu)
 		return;
 	/* By the process's own view of the file: the uprobe goes on its inode. */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, r->path);
+	if (r->pid == getpid())
+		snprintf(path, sizeof(path), "%s", r->path);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, r->path);
 	g->files++;
 	for (i = 0; i < f->ngpu; i++) {
 		struct bpf_uprobe_opts uo = {.sz = sizeof(uo), .bpf_cookie = f->gpu[i].api};
@@ -181,6 +189,83 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	}
 	if (s->opts.verbose)
 		pa_info("gpu: %d CUDA launch APIs probed in %s", f->ngpu, r->path);
+}
+
+/* The file at path (ours to open), probed as if a target mapped it. */
+static void probe_path(struct rec_session *s, const char *name)
+{
+	char path[PATH_MAX];
+	struct rec_file_ref r = {.pid = getpid(), .path = path};
+	struct stat st;
+
+	if (!realpath(name, path) || stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	r.maj = major(st.st_dev);
+	r.min = minor(st.st_dev);
+	r.ino = st.st_ino;
+	/* Its unwind table too: a launch is walked by it from the first one. */
+	rec_file_get(s, &r, true);
+}
+
+/*
+ * Before the targets run: the CUDA runtimes a process may load, and the command's
+ * executable (nvcc links the runtime in).  A library is seen in a target only once
+ * it is mapped and pa-record has read the side-band, by which time a short program
+ * may have launched all it launches; a uprobe goes on the file, for every process.
+ */
+void rec_gpu_preattach(struct rec_session *s)
+{
+	static const char *const dirs[] = {
+		"/usr/local/cuda/lib64",
+		"/usr/local/cuda/lib",
+		"/usr/local/cuda-*/lib64",
+		"/usr/local/cuda-*/lib",
+		"/usr/lib/x86_64-linux-gnu",
+		"/usr/lib64",
+		"/usr/lib",
+	};
+	const char *ld = getenv("LD_LIBRARY_PATH"), *cmd;
+	char pat[4200];
+	size_t i, j;
+
+	if (!s->gpu)
+		return;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) + 1; i++) {
+		glob_t gl;
+
+		if (i == sizeof(dirs) / sizeof(dirs[0])) {
+			/* LD_LIBRARY_PATH's first directory, as the command will see it */
+			if (!ld || !*ld)
+				break;
+			snprintf(pat, sizeof(pat), "%.*s/libcudart.so*", (int)strcspn(ld, ":"), ld);
+		} else {
+			snprintf(pat, sizeof(pat), "%s/libcudart.so*", dirs[i]);
+		}
+		if (glob(pat, 0, NULL, &gl))
+			continue;
+		for (j = 0; j < gl.gl_pathc && j < 64; j++)
+			probe_path(s, gl.gl_pathv[j]);
+		globfree(&gl);
+	}
+	cmd = s->opts.cmd_argv ? s->opts.cmd_argv[0] : NULL;
+	if (cmd && strchr(cmd, '/')) {
+		probe_path(s, cmd);
+	} else if (cmd) {
+		const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+
+		while (*path) {
+			size_t n = strcspn(path, ":");
+
+			snprintf(pat, sizeof(pat), "%.*s/%s", (int)n, path, cmd);
+			if (!access(pat, X_OK)) {
+				probe_path(s, pat);
+				break;
+			}
+			path += n + (path[n] == ':');
+		}
+	}
+	/* Tables not in the CFI cache yet are compiled before the command starts. */
+	rec_unwind_collect_final(s);
 }
 
 static bool kernel_eq(const void *ctx, uint32_t id, const void *key)

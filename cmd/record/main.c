@@ -681,6 +681,8 @@ int main(int argc, char **argv)
 			err = rec_target_add(&s, s.child);
 	}
 	if (!err)
+		rec_gpu_preattach(&s);
+	if (!err)
 		err = rec_synthesize(&s);
 	if (!err)
 		err = rec_events_enable(&s);

@@ -336,6 +336,8 @@ int rec_gpu_init(struct rec_session *s);
 void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_file_ref *r);
 /* Called from read_segs with the file's ELF: its launch APIs' file offsets into f. */
 void rec_gpu_probe_elf(Elf *e, struct rec_file *f);
+/* Before the targets run: the CUDA runtime libraries and the command's executable. */
+void rec_gpu_preattach(struct rec_session *s);
 int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size);
 void rec_gpu_summary(const struct rec_session *s);
 void rec_gpu_free(struct rec_session *s);
