@@ -367,7 +367,8 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 	cc[n++] = rec_synth_addr(s, (uint32_t)fn, 0);
 	cc[n++] = rec_synth_addr(s, (uint32_t)g->launch_fn, 0);
 	start = n;
-	n += rec_python_chain(s, ps->pid, npy ? ps->ips + at : NULL, npy, ps->ips, nu, cc + n,
+	n += rec_python_chain(s, ps->pid, npy ? ps->ips + at : NULL, npy,
+			      (ps->flags & PROFILE_F_PY_CUT) != 0, ps->ips, nu, cc + n,
 			      sizeof(s->callchain) / sizeof(*cc) - n);
 	/* The probed API's entry, no longer the leaf: readers take pc - 1 for a caller's
 	 * frame, which would fall before the function. */

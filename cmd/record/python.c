@@ -212,8 +212,9 @@ void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid)
 	struct rec_python *py = s->py;
 	struct py_pid *pp, *p;
 
-	if (!py || !(pp = pid_find(py, ppid)) || pid_find(py, pid))
+	if (!py || !pid_find(py, ppid))
 		return;
+	/* A recycled pid's old entry is replaced. */
 	p = pid_add(py, pid);
 	pp = pid_find(py, ppid); /* pid_add may have moved it */
 	if (!p || !pp)
@@ -384,7 +385,7 @@ static uint64_t unknown_addr(struct rec_session *s)
 	return py->unknown_fn < 0 ? 0 : rec_synth_addr(s, (uint32_t)py->unknown_fn, 0);
 }
 
-size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
+size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy, bool cut,
 			const __u64 *uips, size_t nu, uint64_t *out, size_t room)
 {
 	struct rec_python *py = s->py;
@@ -403,10 +404,11 @@ size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size
 	if (!py || !npy || !(p = pid_find(py, pid)) || !p->runtime)
 		goto native;
 	py->samples++;
-	/* Frames (code, instr) into c[]/addr[], groups split at the 0 pairs. */
+	/* Frames (code, instr) into ids[]/addr[], groups split at the 0 pairs. */
 	for (i = 0; i < npy; i++) {
 		uint64_t co = pyf[2 * i];
 		struct code_key k = {pid, co};
+
 		if (!co) {
 			gend[ng++] = nf;
 			continue;
@@ -438,14 +440,15 @@ size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size
 	if (!ne)
 		py->no_eval++;
 	/* Matched from the root: the outermost eval calls are the settled ones; at the
-	 * leaf, an eval call may not have pushed its frames yet, or may be popping them. */
-	skip = ng > ne ? ng - ne : 0; /* groups with no native frame: at the innermost */
+	 * leaf, an eval call may not have pushed its frames yet, or may be popping them.
+	 * A walk cut at PROFILE_MAX_PYFRAMES has the innermost groups only: from the leaf. */
+	skip = ng > ne && !cut ? ng - ne : 0; /* groups with no native frame: innermost */
 	g = 0;
-	e = ne > ng ? ne - ng : 0;
+	e = ne > ng && !cut ? ne - ng : 0;
 	for (i = 0; i < nu && n < room; i++) {
 		size_t from, to;
 
-		if (e >= ne || eval[e] != i) {
+		if (e >= ne || eval[e] != i || g >= ng) {
 			out[n++] = uips[i];
 			continue;
 		}

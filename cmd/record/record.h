@@ -354,9 +354,10 @@ void rec_python_fork(struct rec_session *s, pid_t pid, pid_t ppid);
 /*
  * The user part of a sample's callchain into out (room entries): native frames
  * uips[0..nu), each _PyEval_EvalFrameDefault replaced by the Python frames (pairs
- * pyf[0..npy)) it ran.  Returns the entries written.
+ * pyf[0..npy); cut: the walk stopped before the outermost) it ran.  Returns the
+ * entries written.
  */
-size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy,
+size_t rec_python_chain(struct rec_session *s, pid_t pid, const __u64 *pyf, size_t npy, bool cut,
 			const __u64 *uips, size_t nu, uint64_t *out, size_t room);
 void rec_python_summary(const struct rec_session *s);
 void rec_python_free(struct rec_session *s);

@@ -136,8 +136,9 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	pyf = py_frames(pys ? pys : ps, pys ? pys_size : size, &npy);
 	if (nu) {
 		cc[n++] = PERF_CONTEXT_USER;
-		n += rec_python_chain(s, ps->pid, pyf, npy, uips, nu, cc + n,
-				      sizeof(s->callchain) / sizeof(*cc) - n);
+		n += rec_python_chain(s, ps->pid, pyf, npy,
+				      ((pys ? pys : ps)->flags & PROFILE_F_PY_CUT) != 0, uips, nu,
+				      cc + n, sizeof(s->callchain) / sizeof(*cc) - n);
 	}
 	smp.ip = nk > skip ? kips[0] : nu ? cc[1] : 0;
 	smp.misc = nk > skip ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
