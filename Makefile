@@ -156,7 +156,7 @@ demo: deps
 	@O=$(O) scripts/demo
 
 # Each prints ratios against Linux perf (or the workload alone) on the same run.
-BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python
+BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu
 
 bench: tests
 	@for b in $(BENCHES); do echo "== bench/$$b"; O=$(O) bench/$$b || exit 1; done

@@ -276,42 +276,60 @@ static bool kernel_eq(const void *ctx, uint32_t id, const void *key)
 	return g->kernels[id].pid == k->pid && g->kernels[id].func == k->func;
 }
 
-/* The symbol at address func of process pid, demangled, into buf; false if none. */
-static bool func_name(pid_t pid, uint64_t func, char *buf, size_t len)
+/* The symbol at file offset off of the file mapped as m in pid, demangled, into buf. */
+static bool name_at(pid_t pid, const struct proc_map *m, uint64_t off, char *buf, size_t len)
 {
-	struct proc_map *maps = NULL;
-	int n = proc_read_maps(pid, false, &maps), i;
+	char p[4200];
+	struct symtab *st;
+	const struct sym *sym;
+	struct stat sb;
+	uint64_t va;
 	bool found = false;
 
-	for (i = 0; i < n && !found; i++) {
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	st = symtab_load_elf(p);
+	if (!st) {
+		snprintf(p, sizeof(p), "/proc/%d/root%s", pid, m->path);
+		st = symtab_load_elf(p);
+	}
+	/* Gone: the path, if it is still the file that was mapped. */
+	if (!st && !stat(m->path, &sb) && sb.st_ino == m->ino &&
+	    sb.st_dev == makedev(m->maj, m->min))
+		st = symtab_load_elf(m->path);
+	if (!st)
+		return false;
+	if (!symtab_offset_to_vaddr(st, off, &va) && (sym = symtab_lookup(st, va))) {
+		snprintf(buf, len, "[gpu:kernel] %s", symtab_sym_demangled(st, sym));
+		found = true;
+	}
+	symtab_free(st);
+	return found;
+}
+
+/*
+ * The symbol at address func of process pid, demangled, into buf; false if none.  By
+ * its mappings, or the side-band's once it has exited.
+ */
+static bool func_name(struct rec_session *s, pid_t pid, uint64_t func, char *buf, size_t len)
+{
+	struct proc_map *maps = NULL, sbm;
+	int n = proc_read_maps(pid, false, &maps), i;
+
+	for (i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
-		struct symtab *st;
-		const struct sym *sym;
-		uint64_t va;
-		char p[4200];
+		bool found;
 
 		if (func < m->start || func >= m->end || m->path[0] != '/')
 			continue;
-		snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		st = symtab_load_elf(p);
-		if (!st) {
-			snprintf(p, sizeof(p), "/proc/%d/root%s", pid, m->path);
-			st = symtab_load_elf(p);
-		}
-		if (!st)
-			break;
-		if (!symtab_offset_to_vaddr(st, func - m->start + m->pgoff, &va) &&
-		    (sym = symtab_lookup(st, va))) {
-			snprintf(buf, len, "[gpu:kernel] %s", symtab_sym_demangled(st, sym));
-			found = true;
-		}
-		symtab_free(st);
-		break;
+		found = name_at(pid, m, func - m->start + m->pgoff, buf, len);
+		proc_maps_free(maps, n);
+		return found;
 	}
 	if (n > 0)
 		proc_maps_free(maps, n);
-	return found;
+	return rec_unwind_sb_map(s, pid, func, &sbm) && sbm.path && sbm.path[0] == '/' &&
+	       name_at(pid, &sbm, func - sbm.start + sbm.pgoff, buf, len);
 }
 
 /* The synthetic function naming the kernel launched at func in pid. */
@@ -330,8 +348,8 @@ static int64_t kernel_fn(struct rec_session *s, pid_t pid, uint64_t func, uint8_
 	id = hidx_find(&g->kernel_idx, h, kernel_eq, g, &k);
 	if (id >= 0)
 		return g->kernels[id].fn;
-	k.fn = func_name(pid, func, name, sizeof(name)) ? rec_synth_fn(s, name, "<gpu>", 0)
-							: g->unknown_fn;
+	k.fn = func_name(s, pid, func, name, sizeof(name)) ? rec_synth_fn(s, name, "<gpu>", 0)
+							   : g->unknown_fn;
 	if (k.fn < 0)
 		k.fn = g->unknown_fn;
 	if (k.fn == g->unknown_fn)

@@ -305,6 +305,8 @@ void rec_unwind_collect_final(struct rec_session *s);
 int rec_unwind_flush_slices(struct rec_session *s, bool final);
 bool rec_unwind_holding(const struct rec_session *s);
 /* Side-band: the mappings of processes, for slices of those already gone. */
+/* The side-band's mapping of pid holding addr (path borrowed); false if none. */
+bool rec_unwind_sb_map(struct rec_session *s, pid_t pid, uint64_t addr, struct proc_map *m);
 void rec_unwind_sb_exec(struct rec_session *s, pid_t pid, uint64_t time);
 void rec_unwind_sb_fork(struct rec_session *s, pid_t pid, pid_t ppid, uint64_t time);
 void rec_unwind_sb_mmap(struct rec_session *s, const struct pd_mmap *m);

@@ -55,6 +55,28 @@ static void sb_forget(struct rec_unwind *u, struct uw_sbproc *p)
 	*p = u->sb[--u->nr_sb];
 }
 
+bool rec_unwind_sb_map(struct rec_session *s, pid_t pid, uint64_t addr, struct proc_map *m)
+{
+	struct uw_sbproc *p = s->uw ? sb_get(s->uw, pid, false) : NULL;
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++) {
+		const struct uw_sbmap *e = &p->m[i];
+
+		if (addr >= e->start && addr < e->end) {
+			*m = (struct proc_map){.start = e->start,
+					       .end = e->end,
+					       .pgoff = e->pgoff,
+					       .maj = e->maj,
+					       .min = e->min,
+					       .ino = e->ino,
+					       .path = e->path};
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Side-band: pid exec'd (COMM with the exec flag) at time: its mappings start anew. */
 void rec_unwind_sb_exec(struct rec_session *s, pid_t pid, uint64_t time)
 {
