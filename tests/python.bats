@@ -397,3 +397,30 @@ sysw()' &
 	echo "-a: $sub of $all samples of python under sysw"
 	[ "$all" -ge 500 ] && [ $((sub * 100)) -ge $((all * 95)) ] || fail "-a: no Python frames"
 }
+
+# asyncio: the running coroutine's frames are in the thread's frame chain.
+@test "python: asyncio: the running coroutine under the event loop's frames" {
+	local py all co
+	py=$(ls -d "$PYENV"/3.12.*/bin/python3.12 | tail -1)
+	cat >a.py <<'PY'
+import asyncio, time
+async def crunch():
+    end = time.time() + 1
+    s = 0
+    while time.time() < end:
+        s += 1
+        if s % 1000 == 0:
+            await asyncio.sleep(0)
+async def main():
+    await asyncio.gather(crunch(), crunch())
+asyncio.run(main())
+PY
+	pa_record -F 499 -o pa.data -- "$py" a.py 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	folded pa.data
+	# Of the samples in asyncio.run (start-up imports are the rest), crunch's.
+	all=$(weight '<module>_\(a\.py\);run_\(runners\.py\)')
+	co=$(weight '<module>_\(a\.py\);run_\(runners\.py\);.*_run_once_\(base_events\.py\);.*;task_step;.*crunch_\(a\.py\)')
+	echo "$co of $all samples in asyncio.run in crunch, under the event loop and task_step"
+	[ "$all" -ge 300 ] && [ $((co * 100)) -ge $((all * 85)) ] || fail "crunch not under the loop"
+}
