@@ -58,6 +58,19 @@ struct gpu_kernel {
 	int64_t fn;
 };
 
+/*
+ * The symbol tables of the files kernels were launched from, by device and inode, the
+ * last GPU_SYMTABS used: a PyTorch build launches hundreds of kernels from one
+ * libtorch_cuda.so, whose table is loaded once.
+ */
+#define GPU_SYMTABS 4
+
+struct gpu_symtab {
+	uint64_t dev, ino;
+	struct symtab *st; /* NULL: not loadable */
+	uint64_t used;
+};
+
 struct rec_gpu {
 	struct bpf_link *links[GPU_MAX_LINKS];
 	size_t nr_links;
@@ -66,6 +79,8 @@ struct rec_gpu {
 	struct gpu_kernel *kernels;
 	size_t nr_kernels, cap_kernels;
 	struct hidx kernel_idx;
+	struct gpu_symtab symtabs[GPU_SYMTABS];
+	uint64_t clock;
 
 	uint64_t launches, unnamed, attach_failed, files;
 };
@@ -276,35 +291,49 @@ static bool kernel_eq(const void *ctx, uint32_t id, const void *key)
 	return g->kernels[id].pid == k->pid && g->kernels[id].func == k->func;
 }
 
-/* The symbol at file offset off of the file mapped as m in pid, demangled, into buf. */
-static bool name_at(pid_t pid, const struct proc_map *m, uint64_t off, char *buf, size_t len)
+static struct symtab *symtab_of(struct rec_gpu *g, pid_t pid, const struct proc_map *m)
 {
+	uint64_t dev = makedev(m->maj, m->min);
+	struct gpu_symtab *e = &g->symtabs[0];
 	char p[4200];
-	struct symtab *st;
-	const struct sym *sym;
 	struct stat sb;
-	uint64_t va;
-	bool found = false;
+	size_t i;
 
+	for (i = 0; i < GPU_SYMTABS; i++) {
+		if (g->symtabs[i].used && g->symtabs[i].dev == dev && g->symtabs[i].ino == m->ino) {
+			g->symtabs[i].used = ++g->clock;
+			return g->symtabs[i].st;
+		}
+		if (g->symtabs[i].used < e->used)
+			e = &g->symtabs[i];
+	}
+	symtab_free(e->st);
+	*e = (struct gpu_symtab){dev, m->ino, NULL, ++g->clock};
 	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", pid, (unsigned long long)m->start,
 		 (unsigned long long)m->end);
-	st = symtab_load_elf(p);
-	if (!st) {
+	e->st = symtab_load_elf(p);
+	if (!e->st) {
 		snprintf(p, sizeof(p), "/proc/%d/root%s", pid, m->path);
-		st = symtab_load_elf(p);
+		e->st = symtab_load_elf(p);
 	}
 	/* Gone: the path, if it is still the file that was mapped. */
-	if (!st && !stat(m->path, &sb) && sb.st_ino == m->ino &&
-	    sb.st_dev == makedev(m->maj, m->min))
-		st = symtab_load_elf(m->path);
-	if (!st)
+	if (!e->st && !stat(m->path, &sb) && sb.st_ino == m->ino && sb.st_dev == dev)
+		e->st = symtab_load_elf(m->path);
+	return e->st;
+}
+
+/* The symbol at file offset off of the file mapped as m in pid, demangled, into buf. */
+static bool name_at(struct rec_gpu *g, pid_t pid, const struct proc_map *m, uint64_t off, char *buf,
+		    size_t len)
+{
+	struct symtab *st = symtab_of(g, pid, m);
+	const struct sym *sym;
+	uint64_t va;
+
+	if (!st || symtab_offset_to_vaddr(st, off, &va) || !(sym = symtab_lookup(st, va)))
 		return false;
-	if (!symtab_offset_to_vaddr(st, off, &va) && (sym = symtab_lookup(st, va))) {
-		snprintf(buf, len, "[gpu:kernel] %s", symtab_sym_demangled(st, sym));
-		found = true;
-	}
-	symtab_free(st);
-	return found;
+	snprintf(buf, len, "[gpu:kernel] %s", symtab_sym_demangled(st, sym));
+	return true;
 }
 
 /*
@@ -322,14 +351,14 @@ static bool func_name(struct rec_session *s, pid_t pid, uint64_t func, char *buf
 
 		if (func < m->start || func >= m->end || m->path[0] != '/')
 			continue;
-		found = name_at(pid, m, func - m->start + m->pgoff, buf, len);
+		found = name_at(s->gpu, pid, m, func - m->start + m->pgoff, buf, len);
 		proc_maps_free(maps, n);
 		return found;
 	}
 	if (n > 0)
 		proc_maps_free(maps, n);
 	return rec_unwind_sb_map(s, pid, func, &sbm) && sbm.path && sbm.path[0] == '/' &&
-	       name_at(pid, &sbm, func - sbm.start + sbm.pgoff, buf, len);
+	       name_at(s->gpu, pid, &sbm, func - sbm.start + sbm.pgoff, buf, len);
 }
 
 /* The synthetic function naming the kernel launched at func in pid. */
@@ -436,6 +465,8 @@ void rec_gpu_free(struct rec_session *s)
 		return;
 	for (i = 0; i < g->nr_links; i++)
 		bpf_link__destroy(g->links[i]);
+	for (i = 0; i < GPU_SYMTABS; i++)
+		symtab_free(g->symtabs[i].st);
 	free(g->kernels);
 	hidx_free(&g->kernel_idx);
 	free(g);
