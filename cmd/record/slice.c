@@ -55,6 +55,18 @@ static void sb_forget(struct rec_unwind *u, struct uw_sbproc *p)
 	*p = u->sb[--u->nr_sb];
 }
 
+/* A side-band mapping as /proc/PID/maps would give it (path borrowed). */
+static struct proc_map sb_proc_map(const struct uw_sbmap *e)
+{
+	return (struct proc_map){.start = e->start,
+				 .end = e->end,
+				 .pgoff = e->pgoff,
+				 .maj = e->maj,
+				 .min = e->min,
+				 .ino = e->ino,
+				 .path = e->path};
+}
+
 bool rec_unwind_sb_map(struct rec_session *s, pid_t pid, uint64_t addr, struct proc_map *m)
 {
 	struct uw_sbproc *p = s->uw ? sb_get(s->uw, pid, false) : NULL;
@@ -64,13 +76,7 @@ bool rec_unwind_sb_map(struct rec_session *s, pid_t pid, uint64_t addr, struct p
 		const struct uw_sbmap *e = &p->m[i];
 
 		if (addr >= e->start && addr < e->end) {
-			*m = (struct proc_map){.start = e->start,
-					       .end = e->end,
-					       .pgoff = e->pgoff,
-					       .maj = e->maj,
-					       .min = e->min,
-					       .ino = e->ino,
-					       .path = e->path};
+			*m = sb_proc_map(e);
 			return true;
 		}
 	}
@@ -489,13 +495,7 @@ static bool sb_load(struct rec_session *s, const struct uw_sbproc *p)
 	memset(v, 0, sizeof(*v));
 	for (i = 0; i < p->n && v->n < UNWIND_MAX_MAPS; i++) {
 		const struct uw_sbmap *e = &p->m[i];
-		struct proc_map m = {.start = e->start,
-				     .end = e->end,
-				     .pgoff = e->pgoff,
-				     .maj = e->maj,
-				     .min = e->min,
-				     .ino = e->ino,
-				     .path = e->path};
+		struct proc_map m = sb_proc_map(e);
 		struct rec_file_ref r;
 
 		rec_file_ref_map(&r, p->pid, &m);
