@@ -252,10 +252,11 @@ static __always_inline long unwind_user(void *ctx, struct profile_sample *s, __u
 
 /*
  * n, what a user stack walk into s returned (frames, < 0: failed), as s->nr_user,
- * then the Python frames of the current thread after them (not for SLOT_OPEN, whose
- * task is another: its stretch, open when sampling started, has no Python frames).
+ * then the Python frames of the thread after them: the current thread's, or with
+ * remote (sleepable programs) task's.
  */
-static __always_inline void set_nr_user(struct profile_sample *s, long n, __u32 slot)
+static __always_inline void set_nr_user_of(struct profile_sample *s, long n, __u32 slot,
+					   struct task_struct *task, bool remote)
 {
 	if (n < 0) {
 		s->flags |= PROFILE_F_USTACK_ERR;
@@ -264,7 +265,12 @@ static __always_inline void set_nr_user(struct profile_sample *s, long n, __u32 
 	if (n > PROFILE_MAX_UFRAMES)
 		n = PROFILE_MAX_UFRAMES;
 	s->nr_user = n;
-	s->nr_py = slot == SLOT_OPEN ? 0 : py_walk(s, s->nr_kernel + n, s->pid, s->tid, slot);
+	s->nr_py = py_walk(s, s->nr_kernel + n, s->pid, s->tid, slot, task, remote);
+}
+
+static __always_inline void set_nr_user(struct profile_sample *s, long n, __u32 slot)
+{
+	set_nr_user_of(s, n, slot, NULL, false);
 }
 
 /*
@@ -1082,7 +1088,7 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s->flags = 0;
 	nk = task_kstack(s, task);
 	s->nr_kernel = nk;
-	set_nr_user(s, unwind_task(s, nk, SLOT_OPEN, task, true, false), SLOT_OPEN);
+	set_nr_user_of(s, unwind_task(s, nk, SLOT_OPEN, task, true, false), SLOT_OPEN, task, true);
 	if (!submit(s))
 		count(PROFILE_LOST_OFFCPU, 1);
 	return 0;

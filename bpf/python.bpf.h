@@ -53,6 +53,7 @@ struct {
 /* bpf_loop's context: the process's offsets, copied, and where the walk is. */
 struct py_walk {
 	struct py_proc p;
+	struct task_struct *task; /* whose memory: the current task's when not remote */
 	__u64 frame; /* next frame to read; the thread state while searching */
 	__u32 slot;
 	__u32 tid; /* the thread as its process numbers it (native_thread_id) */
@@ -69,11 +70,23 @@ static __always_inline void py_count(__u32 slot, __u64 v)
 		*cnt += v;
 }
 
-static __always_inline __u64 py_read_ptr(__u64 addr)
+/*
+ * size bytes at addr of the walked process: the current task's memory, or with
+ * remote (sleepable programs) w->task's.  0 or < 0.
+ */
+static __always_inline long py_read(const struct py_walk *w, void *dst, __u32 size, __u64 addr,
+				    bool remote)
+{
+	if (remote)
+		return bpf_copy_from_user_task(dst, size, (void *)addr, w->task, 0);
+	return bpf_probe_read_user(dst, size, (void *)addr);
+}
+
+static __always_inline __u64 py_read_ptr(const struct py_walk *w, __u64 addr, bool remote)
 {
 	__u64 v = 0;
 
-	if (!addr || bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+	if (!addr || py_read(w, &v, sizeof(v), addr, remote))
 		return 0;
 	return v;
 }
@@ -103,38 +116,47 @@ static __always_inline bool py_store(struct py_buf *b, __u64 code, __u64 instr)
 }
 
 /* One thread state of the list: is it w->tid's? */
-static long py_find_step(__u32 i __attribute__((unused)), void *ctx)
+static __always_inline long py_find_step_in(struct py_walk *w, bool remote)
 {
-	struct py_walk *w = ctx;
 	__u64 tid = 0;
 
 	if (!w->frame)
 		return 1;
-	if (bpf_probe_read_user(&tid, sizeof(tid), (void *)(w->frame + w->p.ts_native_tid)))
+	if (py_read(w, &tid, sizeof(tid), w->frame + w->p.ts_native_tid, remote))
 		return 1;
 	if (tid == w->tid) {
 		w->found = 1;
 		return 1;
 	}
-	w->frame = py_read_ptr(w->frame + w->p.ts_next);
+	w->frame = py_read_ptr(w, w->frame + w->p.ts_next, remote);
 	return 0;
 }
 
+static long py_find_step(__u32 i __attribute__((unused)), void *ctx)
+{
+	return py_find_step_in(ctx, false);
+}
+
+static long py_find_step_remote(__u32 i __attribute__((unused)), void *ctx)
+{
+	return py_find_step_in(ctx, true);
+}
+
 /* The sampled thread's PyThreadState, 0 if it has none. */
-static __always_inline __u64 py_thread_state(struct py_walk *w)
+static __always_inline __u64 py_thread_state(struct py_walk *w, bool remote)
 {
 	__u64 *cached = bpf_map_lookup_elem(&py_tstates, &w->key), ts, tid = 0;
 
 	if (cached) {
 		ts = *cached;
-		if (!bpf_probe_read_user(&tid, sizeof(tid), (void *)(ts + w->p.ts_native_tid)) &&
+		if (!py_read(w, &tid, sizeof(tid), ts + w->p.ts_native_tid, remote) &&
 		    tid == w->tid)
 			return ts;
 	}
-	ts = py_read_ptr(w->p.interp_head);
-	w->frame = ts ? py_read_ptr(ts + w->p.threads_head) : 0;
+	ts = py_read_ptr(w, w->p.interp_head, remote);
+	w->frame = ts ? py_read_ptr(w, ts + w->p.threads_head, remote) : 0;
 	w->found = 0;
-	bpf_loop(PY_MAX_THREADS, py_find_step, w, 0);
+	bpf_loop(PY_MAX_THREADS, remote ? py_find_step_remote : py_find_step, w, 0);
 	if (!w->found)
 		return 0;
 	bpf_map_update_elem(&py_tstates, &w->key, &w->frame, BPF_ANY);
@@ -142,9 +164,8 @@ static __always_inline __u64 py_thread_state(struct py_walk *w)
 }
 
 /* One frame: its pair (or an entry frame's 0 pair), then on to the previous one. */
-static long py_step(__u32 i __attribute__((unused)), void *ctx)
+static __always_inline long py_step_in(struct py_walk *w, bool remote)
 {
-	struct py_walk *w = ctx;
 	struct py_buf *b;
 	__u64 code, instr;
 	bool entry;
@@ -154,7 +175,7 @@ static long py_step(__u32 i __attribute__((unused)), void *ctx)
 	b = bpf_map_lookup_elem(&py_bufs, &w->slot);
 	if (!b)
 		return 1;
-	if (bpf_probe_read_user(b->win, PY_FRAME_WINDOW, (void *)w->frame)) {
+	if (py_read(w, b->win, PY_FRAME_WINDOW, w->frame, remote)) {
 		w->end = PY_STAT_READ;
 		return 1;
 	}
@@ -176,12 +197,49 @@ static long py_step(__u32 i __attribute__((unused)), void *ctx)
 	return 0;
 }
 
+static long py_step(__u32 i __attribute__((unused)), void *ctx)
+{
+	return py_step_in(ctx, false);
+}
+
+static long py_step_remote(__u32 i __attribute__((unused)), void *ctx)
+{
+	return py_step_in(ctx, true);
+}
+
 /*
- * The Python frames of the current thread of tgid, as pairs into s->ips[at..]:
- * their number (0: not a Python process or thread).  slot: the caller's SLOT_*.
+ * The thread's id in the pid namespace numbered ino (its process's, as
+ * native_thread_id holds it): the current task's, or with remote w->task's.
+ * 0 if it is not in that namespace.
+ */
+static __always_inline __u32 py_ns_tid(const struct py_walk *w, bool remote)
+{
+	struct task_struct *task = w->task;
+	struct bpf_pidns_info ns;
+	struct upid up;
+	struct pid *pid;
+	__u32 level;
+
+	if (!remote)
+		return bpf_get_ns_current_pid_tgid(w->p.ns_dev, w->p.ns_ino, &ns, sizeof(ns))
+			       ? 0
+			       : ns.pid;
+	pid = BPF_CORE_READ(task, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	if (!pid || level > 31 ||
+	    bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level & 31]) ||
+	    BPF_CORE_READ(up.ns, ns.inum) != w->p.ns_ino)
+		return 0;
+	return up.nr;
+}
+
+/*
+ * The Python frames of thread tid of tgid, as pairs into s->ips[at..]: their number
+ * (0: not a Python process or thread).  The current thread's, or with remote
+ * (sleepable programs) task's, which is not running.  slot: the caller's SLOT_*.
  */
 static __always_inline __u32 py_walk(struct profile_sample *s, __u32 at, __u32 tgid, __u32 tid,
-				     __u32 slot)
+				     __u32 slot, struct task_struct *task, bool remote)
 {
 	const struct py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct py_walk w = {};
@@ -193,28 +251,27 @@ static __always_inline __u32 py_walk(struct profile_sample *s, __u32 at, __u32 t
 		return 0;
 	py_count(PY_STAT_WALKS, 1);
 	w.p = *p;
+	w.task = task;
 	w.slot = slot;
 	w.tid = w.key = tid;
 	if (w.p.ns_ino) {
-		struct bpf_pidns_info ns;
-
-		if (bpf_get_ns_current_pid_tgid(w.p.ns_dev, w.p.ns_ino, &ns, sizeof(ns)))
+		w.tid = py_ns_tid(&w, remote);
+		if (!w.tid)
 			return 0;
-		w.tid = ns.pid;
 	}
-	ts = py_thread_state(&w);
+	ts = py_thread_state(&w, remote);
 	if (!ts) {
 		py_count(PY_STAT_NO_THREAD, 1);
 		return 0;
 	}
-	w.frame = py_read_ptr(ts + w.p.ts_frame);
+	w.frame = py_read_ptr(&w, ts + w.p.ts_frame, remote);
 	if (w.p.cf_frame != PY_NO_FIELD)
-		w.frame = py_read_ptr(w.frame ? w.frame + w.p.cf_frame : 0);
+		w.frame = py_read_ptr(&w, w.frame ? w.frame + w.p.cf_frame : 0, remote);
 	b = bpf_map_lookup_elem(&py_bufs, &slot);
 	if (!b)
 		return 0;
 	b->n = 0;
-	bpf_loop(PY_MAX_STEPS, py_step, &w, 0);
+	bpf_loop(PY_MAX_STEPS, remote ? py_step_remote : py_step, &w, 0);
 	if (w.frame && !w.end)
 		w.end = PY_STAT_CUT;
 	if (w.end)
