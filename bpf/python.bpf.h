@@ -54,7 +54,7 @@ struct {
 struct py_walk {
 	struct py_proc p;
 	struct task_struct *task; /* whose memory: the current task's when not remote */
-	__u64 frame; /* next frame to read; the thread state while searching */
+	__u64 frame;		  /* next frame to read; the thread state while searching */
 	__u32 slot;
 	__u32 tid; /* the thread as its process numbers it (native_thread_id) */
 	__u32 key; /* ... and as the kernel does (py_tstates) */
