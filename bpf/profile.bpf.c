@@ -51,6 +51,8 @@ const volatile __u32 offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_S
 const volatile __u32 offcpu_ustack = PROFILE_USTACK_SWITCH_OUT;
 /* The raw_tp program keeps the switch state by tid (offcpu_tids), not in task storage. */
 const volatile bool offcpu_by_tid = false;
+/* --dump: a thread runnable all along but not on a CPU gets its stack at the end too. */
+const volatile bool open_runnable = false;
 /* Tests (PA_RECORD_SKIP_SWITCH_IN): ignore every Nth switch-in that ends a stretch. */
 const volatile __u32 skip_switch_in = 0;
 __u32 switch_ins_seen;
@@ -1028,13 +1030,16 @@ int on_sys_exit(__u64 *ctx)
 
 /*
  * The state of a thread that has not run since before sampling started (-p and
- * -- CMD targets only), from what it is doing now; false if it is runnable.
+ * -- CMD targets only), from what it is doing now; false if it is runnable (with
+ * open_runnable: only if it is on a CPU, whose saved registers are stale).
  */
 static __always_inline bool blocked_all_along(struct task_struct *task, __u8 *state)
 {
 	__u32 st = task->__state;
 
-	if (system_wide || st == TASK_RUNNING || !is_target(task->tgid))
+	if (system_wide || !is_target(task->tgid))
+		return false;
+	if (st == TASK_RUNNING && (!open_runnable || task->on_cpu))
 		return false;
 	*state = switch_state(false, st);
 	return true;

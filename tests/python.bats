@@ -65,8 +65,18 @@ found() {
 		fail "3.10 not refused: $(grep python: rec.err)"
 }
 
-# --dump -p PID: every thread's Python stack, read from outside the process.
-@test "python: --dump -p prints each thread's Python stack (3.11, 3.12, 3.13)" {
+# thread_block FILE TID: the frames --dump printed for thread TID.
+thread_block() {
+	awk -v h="^Thread $2: " '$0 ~ h { on = 1; next } on && /^$/ { exit } on' "$1"
+}
+
+# The line of thread_block's output where a frame matching PATTERN is, 0 if none.
+frame_at() {
+	grep -n -m1 -- "$1" | cut -d: -f1 | grep . || echo 0
+}
+
+# --dump -p PID: every thread's stack, kernel, native and Python, once.
+@test "python: --dump -p prints each thread's stack, native and Python frames (3.11, 3.12, 3.13)" {
 	cat >t.py <<'PY'
 import threading, time
 def leaf():
@@ -89,15 +99,25 @@ PY
 		printf '    %s\n' "leaf ($PWD/t.py:4)" "middle ($PWD/t.py:6)" \
 			"outer ($PWD/t.py:8)" "<module> ($PWD/t.py:10)" >want.txt
 		# Until leaf() runs, and is caught in time.sleep (not on line 3).
-		for _ in $(seq 50); do
+		for _ in $(seq 20); do
 			"$PA_RECORD" --dump -p "$pid" >dump.txt 2>dump.err &&
-				grep -A4 "^Thread $pid:" dump.txt | tail -4 | cmp -s - want.txt && break
+				thread_block dump.txt "$pid" | grep '/t\.py:' | cmp -s - want.txt && break
 			sleep 0.1
 		done
 		cat dump.txt dump.err
 		grep -qE "^Process $pid: CPython $v\.[0-9]+$" dump.txt || fail "$v: no process line"
-		grep -A4 "^Thread $pid:" dump.txt >main.txt || fail "$v: no main thread"
-		diff <(tail -4 main.txt) want.txt || fail "$v: main thread's stack differs"
+		grep -qE "^Thread $pid: python$v \((sleeping, S|on CPU|runnable, R)\)$" dump.txt ||
+			fail "$v: no main thread"
+		thread_block dump.txt "$pid" >main.txt
+		diff <(grep '/t\.py:' main.txt) want.txt || fail "$v: main thread's Python frames differ"
+		# Native frames in their place: C under Python, Python under the interpreter.
+		[ "$(frame_at 'time_sleep (libpython' <main.txt)" -gt 0 ] &&
+			[ "$(frame_at 'time_sleep (libpython' <main.txt)" -lt "$(frame_at '^    leaf (' <main.txt)" ] ||
+			fail "$v: time_sleep is not above leaf"
+		[ "$(frame_at '^    <module> (' <main.txt)" -lt "$(frame_at 'Py_BytesMain (' <main.txt)" ] ||
+			fail "$v: Py_BytesMain is not below <module>"
+		grep -q 'clock_nanosleep.* (\[kernel.kallsyms\])$' main.txt || grep -q 'nanosleep' main.txt ||
+			fail "$v: no sleep frame"
 		grep -q '^    Thread.run (.*threading.py:[0-9]*)$' dump.txt ||
 			fail "$v: the second thread's Thread.run is missing"
 		[ "$(awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status")" = 0 ] ||
@@ -107,16 +127,75 @@ PY
 	done
 }
 
-@test "python: --dump errors: not Python, no process, no -p" {
-	sleep 5 &
-	track $!
-	run "$PA_RECORD" --dump -p $!
-	[ "$status" -ne 0 ] && [[ $output == *"no CPython 3.10 or later interpreter mapped"* ]] ||
-		fail "not Python: $output"
+@test "python: --dump of a thread on a CPU: its last sample, under its Python caller" {
+	cat >spin.py <<'PY'
+def spin():
+    x = 0
+    while True:
+        x += 1
+spin()
+PY
+	py=$(ls -d "$PYENV"/3.12.*/bin/python3.12 | tail -1)
+	"$py" spin.py &
+	pid=$!
+	track "$pid"
+	sleep 0.5
+	"$PA_RECORD" --dump -p "$pid" >dump.txt 2>dump.err || fail "--dump failed: $(cat dump.err)"
+	cat dump.txt
+	# Sampled on its CPU, or taken where it was preempted as the recording ended.
+	grep -qE "^Thread $pid: python3.12 \((on CPU|runnable, R)\)$" dump.txt || fail "not running"
+	thread_block dump.txt "$pid" >main.txt
+	# The loop's lines: x += 1, or the jump back at the while.
+	diff <(grep '/spin\.py:' main.txt | sed 's/spin\.py:[34])$/spin.py:L)/') \
+		<(printf '    %s\n' "spin ($PWD/spin.py:L)" "<module> ($PWD/spin.py:5)") ||
+		fail "Python frames differ"
+	grep -q 'Py_BytesMain (' main.txt || fail "no native frames"
+}
+
+@test "python: --dump without BPF (no capabilities): Python stacks only" {
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	cat >t.py <<'PY'
+import time
+def f():
+    time.sleep(30)
+f()
+PY
+	py=$(ls -d "$PYENV"/3.12.*/bin/python3.12 | tail -1)
+	# The target without capabilities too, so one without them may read it.
+	setpriv --bounding-set -all --inh-caps -all -- "$py" t.py &
+	pid=$!
+	track "$pid"
+	for _ in $(seq 50); do
+		setpriv --bounding-set -all --inh-caps -all -- "$PA_RECORD" --dump -p "$pid" \
+			>dump.txt 2>dump.err && grep -q '^    f (' dump.txt && break
+		sleep 0.1
+	done
+	cat dump.txt dump.err
+	grep -q 'BPF cannot be loaded here .*: Python stacks only' dump.err || fail "no warning"
+	grep -A2 "^Thread $pid:$" dump.txt | tail -2 >got.txt
+	printf '    %s\n' "f ($PWD/t.py:3)" "<module> ($PWD/t.py:4)" | diff - got.txt ||
+		fail "stack differs"
+	run setpriv --bounding-set -all --inh-caps -all -- "$PA_RECORD" --dump -p 1
+	[ "$status" -ne 0 ] && [[ $output == *"cannot read process 1's mappings"* ]] ||
+		fail "no error for a process it may not read: $output"
+}
+
+@test "python: --dump of a process that is not Python: its native stack; errors" {
+	sleep 30 &
+	pid=$!
+	track "$pid"
+	run "$PA_RECORD" --dump -p "$pid"
+	[ "$status" -eq 0 ] || fail "--dump failed: $output"
+	[[ $output == *"Process $pid: sleep"* ]] || fail "no process line: $output"
+	[[ $output == *"Thread $pid: sleep (sleeping, S)"* ]] || fail "no thread line: $output"
+	[[ $output == *"nanosleep"*"(libc.so.6)"* ]] || fail "no libc frame: $output"
 	run "$PA_RECORD" --dump -p 999999999
-	[ "$status" -ne 0 ] && [[ $output == *"no such process"* ]] || fail "no process: $output"
+	[ "$status" -ne 0 ] && [[ $output == *"no process with PID 999999999"* ]] ||
+		fail "no process: $output"
 	run "$PA_RECORD" --dump
 	[ "$status" -ne 0 ] && [[ $output == *"--dump needs -p PID"* ]] || fail "no -p: $output"
+	ls "${TMPDIR:-/tmp}"/pa-dump-* 2>/dev/null && fail "a capture was left behind"
+	true
 }
 
 # --- Python frames walked from BPF -------------------------------------------------
@@ -257,15 +336,21 @@ PY
 		"$SID_PYTHON" d.py &
 		pid=$!
 		track "$pid"
-		for _ in $(seq 50); do
+		for _ in $(seq 20); do
 			"$PA_RECORD" --dump -p "$pid" >dump.txt 2>&1 && grep -q '^    f (' dump.txt && break
 			sleep 0.1
 		done
 		cat dump.txt
 		grep -qE "^Process $pid: CPython $v\.[0-9]+" dump.txt || fail "$v: no process line"
-		grep -A2 "^Thread $pid:" dump.txt | tail -2 >got.txt
+		thread_block dump.txt "$pid" >main.txt
+		grep '/d\.py:' main.txt >got.txt
 		printf '    %s\n' "f ($PWD/d.py:3)" "<module> ($PWD/d.py:4)" | diff - got.txt ||
 			fail "$v: --dump's stack differs"
+		[ "$(frame_at 'clock_nanosleep (libc' <main.txt)" -gt 0 ] &&
+			[ "$(frame_at 'clock_nanosleep (libc' <main.txt)" -lt "$(frame_at '^    f (' <main.txt)" ] ||
+			fail "$v: clock_nanosleep is not above f"
+		[ "$(frame_at '^    <module> (' <main.txt)" -lt "$(frame_at 'Py_BytesMain (' <main.txt)" ] ||
+			fail "$v: Py_BytesMain is not below <module>"
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
 	done

@@ -69,3 +69,13 @@ int rec_check_privileges(const struct rec_opts *o)
 		pa_warn("no CAP_SYS_PTRACE: build-ids of other users' binaries may be missing");
 	return 0;
 }
+
+/* Whether BPF programs can be loaded here (BTF and the capabilities), silently. */
+bool rec_can_bpf(void)
+{
+	uint64_t eff = 0;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) || effective_caps(&eff))
+		return false;
+	return has(eff, CAP_SYS_ADMIN) || (has(eff, CAP_BPF) && has(eff, CAP_PERFMON));
+}

@@ -60,7 +60,7 @@ static const char usage[] =
 	"                          launch under its stack, with the kernel's name\n"
 	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
 	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
-	"      --dump              with -p: print each thread's Python stack once and exit\n"
+	"      --dump              with -p: print each thread's stack once and exit\n"
 	"                          (CPython 3.11 to 3.15; native frames not yet)\n"
 	"  -q, --quiet             no progress, no summary\n"
 	"  -v, --verbose           show libbpf's messages\n"
@@ -219,7 +219,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{},
 	};
-	bool have_output = false;
+	bool have_output = false, have_freq = false;
 	const char *offcpu_opt = NULL;
 	const char *env;
 	uint64_t maxrate;
@@ -253,6 +253,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			}
 			break;
 		case 'F':
+			have_freq = true;
 			if (pa_parse_u64(optarg, &o->freq) || !o->freq) {
 				pa_err("invalid frequency '%s'; give samples per second, e.g. -F "
 				       "99",
@@ -400,6 +401,18 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			       "running processes");
 			return -EINVAL;
 		}
+		/* A short recording whose last stack per thread is printed (dump.c). */
+		o->offcpu = true;
+		o->no_cpu = false;
+		o->offcpu_min_ns = 0;
+		o->offcpu_states = (1u << PROFILE_STATE_NR) - 1;
+		if (!o->duration_ns)
+			o->duration_ns = DUMP_WINDOW_NS;
+		if (!have_freq)
+			o->freq = 999;
+		o->no_buildid_cache = true;
+		o->compress_level = 0;
+		o->dump_keep = have_output && strcmp(o->output, "-");
 		return 0;
 	}
 	/* -a -- CMD: the whole system for as long as CMD runs, as perf record -a. */
@@ -639,6 +652,7 @@ int main(int argc, char **argv)
 		.off_evidx = -1,
 		.gpu_evidx = -1,
 	};
+	char dump_path[PATH_MAX];
 	size_t i;
 	int err;
 
@@ -649,10 +663,17 @@ int main(int argc, char **argv)
 	}
 	pa_set_quiet(s.opts.quiet);
 	s.files.gpu = s.opts.gpu;
-	if (s.opts.dump) {
+	if (s.opts.dump && !rec_can_bpf()) {
+		pa_warn("--dump: BPF cannot be loaded here (it needs root, or CAP_BPF and "
+			"CAP_PERFMON): Python stacks only");
 		err = rec_dump(&s.opts);
 		free(s.opts.pids);
 		return err ? 1 : 0;
+	}
+	if (s.opts.dump && !s.opts.dump_keep) {
+		snprintf(dump_path, sizeof(dump_path), "%s/pa-dump-%d.data",
+			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+		s.opts.output = dump_path;
 	}
 	s.self = getpid();
 	install_signals();
@@ -711,6 +732,10 @@ int main(int argc, char **argv)
 		       strerror(-err));
 		goto cleanup;
 	}
+	if (s.opts.dump) {
+		err = rec_dump_print(&s);
+		goto cleanup;
+	}
 	summary(&s);
 	if (!s.opts.pipe && !s.opts.no_buildid_cache) {
 		struct bidc_stats bst;
@@ -726,6 +751,12 @@ cleanup:
 	rec_cmd_finish(&s);
 	if (s.w)
 		pd_writer_abort(s.w);
+	if (s.opts.dump && !s.opts.dump_keep) {
+		/* Nothing names the file of Python functions but the capture. */
+		unlink(s.opts.output);
+		if (rec_synth_path(&s)[0])
+			unlink(rec_synth_path(&s));
+	}
 	rec_session_teardown(&s);
 	free(s.opts.pids);
 	return err ? 1 : 0;

@@ -71,7 +71,8 @@ struct rec_opts {
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */
 	int verbose;
-	bool dump;	/* --dump: print the Python stacks of -p's processes and exit */
+	bool dump;	/* --dump: print the stacks of -p's processes' threads and exit */
+	bool dump_keep; /* --dump -o FILE: keep the recording it printed */
 	bool no_python; /* --no-python: no Python frames walked */
 	bool gpu;	/* --gpu: CUDA kernel launches as the gpu-launch event */
 	int argc;	/* for the CMDLINE feature */
@@ -247,6 +248,8 @@ struct rec_session {
 
 /* caps.c: privileges and kernel features, before anything is loaded. */
 int rec_check_privileges(const struct rec_opts *o);
+/* Whether BPF programs can be loaded here (BTF and the capabilities), silently. */
+bool rec_can_bpf(void);
 
 /* session.c */
 int rec_cpus_init(struct rec_session *s);
@@ -365,7 +368,12 @@ void rec_python_summary(const struct rec_session *s);
 void rec_python_free(struct rec_session *s);
 
 /* dump.c: --dump. */
+/* How long --dump records: long enough for a thread on a CPU to be sampled at 999 Hz. */
+#define DUMP_WINDOW_NS 250000000ULL
+/* Without BPF: the Python stacks of o->pids, read from /proc and their memory. */
 int rec_dump(const struct rec_opts *o);
+/* After the recording: each thread's last stack in s->opts.output, printed. */
+int rec_dump_print(struct rec_session *s);
 
 /* output.c: the perf.data stream, its events, trailers and round markers. */
 int rec_output_open(struct rec_session *s);

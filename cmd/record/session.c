@@ -202,6 +202,7 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->offcpu_min_ns = o->offcpu_min_ns;
 	skel->rodata->offcpu_states = o->offcpu_states;
+	skel->rodata->open_runnable = o->dump;
 	skel->rodata->offcpu_ustack = method == REC_SWITCH_TASK_WORK  ? PROFILE_USTACK_TASK_WORK
 				      : method == REC_SWITCH_RSEQ     ? PROFILE_USTACK_RSEQ
 				      : method == REC_SWITCH_SYS_EXIT ? PROFILE_USTACK_SYS_EXIT
