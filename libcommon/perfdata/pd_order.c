@@ -74,6 +74,30 @@ static const void *rebase(const void *p, const void *old, size_t size, const voi
 	return (const uint8_t *)new + (b - (const uint8_t *)old);
 }
 
+/* Room at the run's end: slide it down over the popped part, or double it. */
+static int run_grow(struct pd_oqueue *q)
+{
+	size_t live = q->run_end - q->run_head, cap;
+	struct pd_oent *r;
+
+	if (q->run_head >= q->run_cap / 2 && q->run_head) {
+		memmove(q->run, q->run + q->run_head, live * sizeof(*q->run));
+	} else {
+		cap = q->run_cap ? 2 * q->run_cap : 1024;
+		r = realloc(q->run, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		q->run = r;
+		q->run_cap = cap;
+		if (!q->run_head)
+			return 0;
+		memmove(q->run, q->run + q->run_head, live * sizeof(*q->run));
+	}
+	q->run_head = 0;
+	q->run_end = live;
+	return 0;
+}
+
 int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bool copy)
 {
 	const struct perf_event_header *rec = ev->hdr;
@@ -107,13 +131,20 @@ int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bo
 		qe->ev.sample.ips = rebase(ev->sample.ips, rec, rec->size, c);
 		qe->ev.sample.raw = rebase(ev->sample.raw, rec, rec->size, c);
 	}
+	q->bytes += cost(qe);
+	if (time > q->max_time)
+		q->max_time = time;
+	if (q->run_head == q->run_end || q->run[q->run_end - 1].time <= time) {
+		/* In order: seq grows, so it sorts after the run's last. */
+		if (q->run_end == q->run_cap && run_grow(q))
+			goto nomem;
+		q->run[q->run_end++] = (struct pd_oent){.qe = qe, .time = time, .seq = q->seq++};
+		return 0;
+	}
 	e = &q->heap[q->n];
 	e->qe = qe;
 	e->time = time;
 	e->seq = q->seq++;
-	q->bytes += cost(qe);
-	if (time > q->max_time)
-		q->max_time = time;
 	/* Sift up. */
 	for (i = q->n++; i > 0; i = (i - 1) / 2) {
 		if (!before(&q->heap[i], &q->heap[(i - 1) / 2]))
@@ -121,6 +152,10 @@ int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bo
 		swap(&q->heap[i], &q->heap[(i - 1) / 2]);
 	}
 	return 0;
+nomem:
+	q->bytes -= cost(qe);
+	pd_oq_done(q, qe);
+	return -ENOMEM;
 }
 
 struct pd_qev *pd_oq_pop(struct pd_oqueue *q, uint64_t limit)
@@ -128,6 +163,15 @@ struct pd_qev *pd_oq_pop(struct pd_oqueue *q, uint64_t limit)
 	struct pd_qev *qe;
 	size_t i = 0;
 
+	if (q->run_head < q->run_end && (!q->n || before(&q->run[q->run_head], &q->heap[0]))) {
+		if (q->run[q->run_head].time > limit)
+			return NULL;
+		qe = q->run[q->run_head++].qe;
+		if (q->run_head == q->run_end)
+			q->run_head = q->run_end = 0;
+		q->bytes -= cost(qe);
+		return qe;
+	}
 	if (!q->n || q->heap[0].time > limit)
 		return NULL;
 	qe = q->heap[0].qe;
@@ -171,6 +215,12 @@ const void *pd_oq_lowest(const struct pd_oqueue *q, const void *lo, const void *
 		if (p >= lo && p < hi && (!min || p < min))
 			min = p;
 	}
+	for (i = q->run_head; i < q->run_end; i++) {
+		const void *p = q->run[i].qe->ev.hdr;
+
+		if (p >= lo && p < hi && (!min || p < min))
+			min = p;
+	}
 	return min;
 }
 
@@ -184,8 +234,14 @@ void pd_oq_round(struct pd_oqueue *q)
 
 void pd_oq_relieve(struct pd_oqueue *q)
 {
-	if (q->bytes > PD_OQ_MAX_BYTES && q->n)
-		q->limit = q->heap[0].time + (q->max_time - q->heap[0].time) / 2;
+	uint64_t oldest;
+
+	if (q->bytes <= PD_OQ_MAX_BYTES || (!q->n && q->run_head == q->run_end))
+		return;
+	oldest = q->n ? q->heap[0].time : UINT64_MAX;
+	if (q->run_head < q->run_end && q->run[q->run_head].time < oldest)
+		oldest = q->run[q->run_head].time;
+	q->limit = oldest + (q->max_time - oldest) / 2;
 }
 
 void pd_oq_free(struct pd_oqueue *q)
@@ -193,6 +249,9 @@ void pd_oq_free(struct pd_oqueue *q)
 	for (size_t i = 0; i < q->n; i++)
 		if (q->heap[i].qe->owned)
 			free((void *)q->heap[i].qe->ev.hdr);
+	for (size_t i = q->run_head; i < q->run_end; i++)
+		if (q->run[i].qe->owned)
+			free((void *)q->run[i].qe->ev.hdr);
 	while (q->chunks) {
 		struct pd_qev_chunk *c = q->chunks;
 
@@ -200,5 +259,6 @@ void pd_oq_free(struct pd_oqueue *q)
 		free(c);
 	}
 	free(q->heap);
+	free(q->run);
 	memset(q, 0, sizeof(*q));
 }

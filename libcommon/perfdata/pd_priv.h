@@ -125,6 +125,13 @@ struct pd_oent {
 };
 struct pd_qev_chunk;
 struct pd_oqueue {
+	/*
+	 * Records that come in time order (most do: each CPU's buffer is) are appended
+	 * to run, a FIFO of ascending (time, seq); the others go to the heap.  The oldest
+	 * is the older of the two heads: O(1) for the common case instead of O(log n).
+	 */
+	struct pd_oent *run;
+	size_t run_head, run_end, run_cap;
 	struct pd_oent *heap;
 	size_t n, cap, bytes;
 	uint64_t seq;

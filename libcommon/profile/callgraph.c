@@ -33,6 +33,12 @@ struct loc_key {
 	bool ret;
 };
 
+/* leaf_only: a function (key.ip its start) and the one location all its addresses use. */
+struct leaf_entry {
+	struct loc_key key;
+	uint32_t loc;
+};
+
 struct loc_entry {
 	struct cg_loc l;
 	struct loc_key key;
@@ -50,6 +56,10 @@ struct cg_profile {
 
 	/* Locations by machine_locate key, and (cg_add_sample) by their frames. */
 	struct hidx loc_idx, floc_idx;
+	/* leaf_only: the location of each function's first address, by function. */
+	struct hidx leaf_idx;
+	struct leaf_entry *leaves;
+	size_t nr_leaves, cap_leaves;
 	struct loc_entry *locs;
 	size_t nr_locs, cap_locs;
 	int64_t unknown_loc; /* the "[unknown]" location of empty stacks, -1 until made */
@@ -74,6 +84,7 @@ struct cg_profile {
 	size_t nr_events;
 
 	bool leaf_only;		   /* cg_set_leaf_only */
+	const char *last_comm;	   /* the interned comm of the last sample */
 	struct machine_loc *mlocs; /* CG_MAX_FRAMES located addresses */
 	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
 	uint32_t *ids;		   /* CG_MAX_FRAMES location ids */
@@ -276,6 +287,49 @@ static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine
 	return hidx_insert(&cg->loc_idx, h, *out);
 }
 
+static bool leaf_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct cg_profile *cg = ctx;
+	const struct loc_key *a = &cg->leaves[id].key, *b = key;
+
+	return a->ip == b->ip && a->map == b->map && a->ring == b->ring && a->ret == b->ret;
+}
+
+/*
+ * leaf_only: the location of a located address, by the function it is in.  A flat
+ * report shows functions, so every address of one shares its first one's location,
+ * and the tables stay as small as the set of functions sampled, which the cache holds
+ * (keyed by address they grow with the sampled addresses).  Addresses no symbol or
+ * .eh_frame function covers stay apart, as their names differ.
+ */
+static int leaf_loc_id(struct cg_profile *cg, struct machine *m, const struct machine_loc *ml,
+		       uint32_t *out)
+{
+	const struct frame *f = cg->scratch;
+	struct loc_key key = {.map = ml->map, .ring = ml->ring};
+	uint64_t h;
+	int64_t id;
+
+	machine_symbolize_real(m, ml, cg->scratch);
+	/* ret marks a function's start, so it never equals an address's own key. */
+	key.ret = f->sym || (f->dso && f->func_off);
+	key.ip = f->sym ? f->ip - f->sym_off : key.ret ? f->func_off : ml->ip;
+	h = hash_mix(hash_mix(0, key.ip),
+		     key.map | (uint64_t)key.ring << 32 | (uint64_t)key.ret << 40);
+	id = hidx_find(&cg->leaf_idx, h, leaf_eq, cg, &key);
+	if (id >= 0) {
+		*out = cg->leaves[id].loc;
+		return 0;
+	}
+	if (loc_id(cg, m, ml, out) ||
+	    pa_grow((void **)&cg->leaves, &cg->cap_leaves, cg->nr_leaves + 1,
+		    sizeof(*cg->leaves)) ||
+	    hidx_insert(&cg->leaf_idx, h, cg->nr_leaves))
+		return -ENOMEM;
+	cg->leaves[cg->nr_leaves++] = (struct leaf_entry){.key = key, .loc = *out};
+	return 0;
+}
+
 /* cg_add_sample's frames f[0..n) of one location, compared with location id's. */
 struct floc_key {
 	const struct frame *f;
@@ -387,9 +441,12 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 
 	if (!ev)
 		return -ENOMEM;
-	key.comm = intern(cg, comm ? comm : "[unknown]");
+	/* Samples come in runs of one thread: its comm was the last one interned. */
+	comm = comm ? comm : "[unknown]";
+	key.comm = cg->last_comm && !strcmp(comm, cg->last_comm) ? cg->last_comm : intern(cg, comm);
 	if (!key.comm)
 		return -ENOMEM;
+	cg->last_comm = key.comm;
 	if (state) {
 		key.state = intern(cg, state);
 		if (!key.state)
@@ -594,7 +651,8 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			goto nomem;
 		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
 		for (i = 0; i < nr; i++)
-			if (loc_id(cg, m, &cg->mlocs[i], &cg->ids[i]))
+			if (cg->leaf_only ? leaf_loc_id(cg, m, &cg->mlocs[i], &cg->ids[i])
+					  : loc_id(cg, m, &cg->mlocs[i], &cg->ids[i]))
 				goto nomem;
 		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
 			goto nomem;
@@ -662,6 +720,8 @@ void cg_free(struct cg_profile *cg)
 	hidx_free(&cg->str_idx);
 	hidx_free(&cg->loc_idx);
 	hidx_free(&cg->floc_idx);
+	hidx_free(&cg->leaf_idx);
+	free(cg->leaves);
 	hidx_free(&cg->func_idx);
 	hidx_free(&cg->map_idx);
 	hidx_free(&cg->stack_idx);
