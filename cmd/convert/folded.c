@@ -32,6 +32,13 @@ struct line {
 	uint64_t count;
 };
 
+/* What the sort moves: a line's first three tokens' ranks + 1 (0: none), which
+ * decide most compares, and the line. */
+struct sort_ent {
+	uint32_t key[3];
+	uint32_t line;
+};
+
 struct folder {
 	struct hidx tok_idx;
 	struct token *toks;
@@ -39,7 +46,14 @@ struct folder {
 	uint32_t *frame_tok;	/* frame id -> token + 1 (0: not made yet) */
 	const char *last_comm;	/* comms are interned by the callgraph: equal ones, */
 	uint32_t last_comm_tok; /* equal pointers; the last one's token */
-	uint32_t *seq;		/* every line's token ids, back to back */
+	/*
+	 * Token id t followed by ';' (2t) or ending its line (2t + 1) -> its place in
+	 * the text order of all of them, when no token holds a ';' (semi false).
+	 */
+	uint32_t *rank;
+	bool semi;
+	size_t text_max; /* the text of all lines is no longer */
+	uint32_t *seq;	 /* every line's token ids, back to back */
 	size_t nr_seq, cap_seq;
 	struct hidx line_idx;
 	struct line *lines;
@@ -66,9 +80,11 @@ static uint32_t token(struct folder *f, const char *name, const char *mark)
 		return UINT32_MAX;
 	memcpy(t, name, n);
 	memcpy(t + n, mark, m + 1);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (t[i] == ' ' || t[i] == '\n')
 			t[i] = '_';
+		f->semi |= t[i] == ';';
+	}
 	h = hash_str(t);
 	id = hidx_find(&f->tok_idx, h, tok_eq, f, t);
 	if (id >= 0) {
@@ -152,35 +168,133 @@ static int add_line(struct folder *f, const struct cg_profile *cg, const struct 
 		return -ENOMEM;
 	f->lines[f->nr_lines++] = key;
 	f->nr_seq += key.nr;
+	for (i = 0; i < key.nr; i++)
+		f->text_max += f->toks[f->seq[key.first + i]].len + 1;
+	f->text_max += 21; /* the count and the newline */
 	return 0;
+}
+
+/* A token and what follows it in its line: ';' (end false) or the end of the text. */
+static int cmp_followed(const struct token *a, bool a_end, const struct token *b, bool b_end)
+{
+	size_t k, n = (a->len < b->len ? a->len : b->len) + 1;
+	int ca, cb;
+
+	for (k = 0; k < n; k++) {
+		ca = k < a->len ? (unsigned char)a->text[k] : a_end ? 0 : ';';
+		cb = k < b->len ? (unsigned char)b->text[k] : b_end ? 0 : ';';
+		if (ca != cb)
+			return ca - cb;
+	}
+	return 0;
+}
+
+static int cmp_virtual(const void *pa, const void *pb, void *arg)
+{
+	const struct folder *f = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return cmp_followed(&f->toks[a / 2], a & 1, &f->toks[b / 2], b & 1);
+}
+
+/*
+ * rank[]: the text order of every token followed by ';' and by the end.  With no
+ * ';' inside a token, neither of two such strings is a prefix of the other, so their
+ * order is that of the lines they start to differ in.
+ */
+static int rank_tokens(struct folder *f)
+{
+	size_t i, n = 2 * f->nr_toks;
+	uint32_t *ids;
+
+	if (f->semi)
+		return 0;
+	ids = malloc((n + 1) * sizeof(*ids));
+	f->rank = malloc((n + 1) * sizeof(*f->rank));
+	if (!ids || !f->rank) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = i;
+	if (n)
+		qsort_r(ids, n, sizeof(*ids), cmp_virtual, f);
+	for (i = 0; i < n; i++)
+		f->rank[ids[i]] = i;
+	free(ids);
+	return 0;
+}
+
+/* The rank of line l's token i, as followed in it. */
+static uint32_t vrank(const struct folder *f, const struct line *l, uint32_t i)
+{
+	return f->rank[2 * f->seq[l->first + i] + (i + 1 == l->nr)];
+}
+
+/* The lines to sort, with their keys; NULL when out of memory. */
+static struct sort_ent *sort_ents(const struct folder *f)
+{
+	struct sort_ent *se = malloc((f->nr_lines + 1) * sizeof(*se));
+	size_t i;
+	uint32_t k;
+
+	if (!se)
+		return NULL;
+	for (i = 0; i < f->nr_lines; i++) {
+		se[i].line = i;
+		for (k = 0; k < 3; k++)
+			se[i].key[k] =
+				f->rank && k < f->lines[i].nr ? vrank(f, &f->lines[i], k) + 1 : 0;
+	}
+	return se;
 }
 
 /*
  * Text order of two lines without making their text: after the equal leading tokens,
  * the first different pair decides, each followed by what follows it in its line
- * (';' before another token, the end of the text after the last).
+ * (';' before another token, the end of the text after the last).  The ranks say
+ * it, from the keys for the first three; with a ';' in some token, the text does.
  */
 static int cmp_lines(const void *pa, const void *pb, void *arg)
 {
 	const struct folder *f = arg;
-	const struct line *a = pa, *b = pb;
+	const struct sort_ent *ea = pa, *eb = pb;
+	const struct line *a = &f->lines[ea->line], *b = &f->lines[eb->line];
 	const uint32_t *sa = &f->seq[a->first], *sb = &f->seq[b->first];
-	uint32_t n = a->nr < b->nr ? a->nr : b->nr, i;
-	const struct token *ta, *tb;
-	size_t k;
-	int ca, cb;
+	uint32_t n = a->nr < b->nr ? a->nr : b->nr, i, ra, rb;
 
+	if (f->rank) {
+		for (i = 0; i < 3; i++)
+			if (ea->key[i] != eb->key[i])
+				return ea->key[i] < eb->key[i] ? -1 : 1;
+		for (i = 3; i < n; i++) {
+			ra = vrank(f, a, i);
+			rb = vrank(f, b, i);
+			if (ra != rb)
+				return ra < rb ? -1 : 1;
+		}
+		return a->nr < b->nr ? -1 : a->nr > b->nr;
+	}
 	for (i = 0; i < n && sa[i] == sb[i]; i++)
 		;
 	if (i == n)
 		return a->nr < b->nr ? -1 : a->nr > b->nr;
-	ta = &f->toks[sa[i]];
-	tb = &f->toks[sb[i]];
-	for (k = 0; k < ta->len && k < tb->len && ta->text[k] == tb->text[k]; k++)
-		;
-	ca = k < ta->len ? (unsigned char)ta->text[k] : i + 1 < a->nr ? ';' : 0;
-	cb = k < tb->len ? (unsigned char)tb->text[k] : i + 1 < b->nr ? ';' : 0;
-	return ca - cb;
+	return cmp_followed(&f->toks[sa[i]], i + 1 == a->nr, &f->toks[sb[i]], i + 1 == b->nr);
+}
+
+/* v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
 }
 
 static void folder_free(struct folder *f)
@@ -191,6 +305,7 @@ static void folder_free(struct folder *f)
 		free(f->toks[i].text);
 	free(f->toks);
 	free(f->frame_tok);
+	free(f->rank);
 	free(f->seq);
 	free(f->lines);
 	hidx_free(&f->tok_idx);
@@ -202,9 +317,10 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 	const struct cg_event *e = cg_event(cg, ev);
 	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
 	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
+	struct sort_ent *se = NULL;
 	struct folder f = {0};
-	FILE *o = NULL;
 	size_t i, k;
+	char *p;
 	int err = -ENOMEM;
 
 	*out = NULL;
@@ -218,27 +334,34 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 		if (s->event == ev && add_line(&f, cg, s, by_time ? s->period : s->count))
 			goto out;
 	}
+	if (rank_tokens(&f))
+		goto out;
+	se = sort_ents(&f);
+	if (!se)
+		goto out;
 	if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
-		qsort_r(f.lines, f.nr_lines, sizeof(*f.lines), cmp_lines, &f);
-	o = open_memstream(out, len);
-	if (!o)
+		qsort_r(se, f.nr_lines, sizeof(*se), cmp_lines, &f);
+	/* One allocation as large as the text can be; malloc maps what is not used. */
+	p = *out = malloc(f.text_max + 1);
+	if (!p)
 		goto out;
 	for (i = 0; i < f.nr_lines; i++) {
-		const struct line *l = &f.lines[i];
+		const struct line *l = &f.lines[se[i].line];
 
 		for (k = 0; k < l->nr; k++) {
 			const struct token *t = &f.toks[f.seq[l->first + k]];
 
-			if (k)
-				fputc(';', o);
-			fwrite(t->text, 1, t->len, o);
+			memcpy(p, t->text, t->len);
+			p += t->len;
+			*p++ = k + 1 < l->nr ? ';' : ' ';
 		}
-		fprintf(o, " %" PRIu64 "\n", l->count);
+		p = put_u64(p, l->count);
+		*p++ = '\n';
 	}
-	if (fclose(o) == 0)
-		err = 0;
-	o = NULL;
+	*len = p - *out;
+	err = 0;
 out:
+	free(se);
 	folder_free(&f);
 	if (err) {
 		free(*out);

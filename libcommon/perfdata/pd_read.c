@@ -52,6 +52,7 @@ struct pd_reader {
 	const uint8_t *map; /* file mode: the whole file, mapped (NULL: read into buf) */
 	size_t map_len;
 	size_t map_dropped; /* pages below this offset were handed back */
+	size_t map_filled;  /* pages below this offset were faulted in ahead (0: cannot) */
 	uint8_t *buf;
 	size_t start, end; /* unread bytes are buf[start, end) */
 	uint64_t *rec;	   /* aligned copy of a record that is not 8-aligned in buf */
@@ -354,6 +355,7 @@ static int open_file_mode(struct pd_reader *r, struct perf_file_header *h)
 			r->map = m;
 			r->map_len = (size_t)st.st_size;
 			madvise(m, r->map_len, MADV_SEQUENTIAL);
+			r->map_filled = 1;
 		}
 	}
 	if (lseek(r->fd, (off_t)r->data_off, SEEK_SET) < 0)
@@ -803,6 +805,26 @@ static void drop_behind(struct pd_reader *r)
 	}
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/*
+ * Fault the next pages of the mapped file in with one call (Linux 5.14+), ahead of
+ * the records: one fault per page is most of a report's system time on a VM.
+ */
+static void fill_ahead(struct pd_reader *r)
+{
+	size_t from = r->map_filled & ~(size_t)4095, to = from + 2 * PD_DROP_STEP;
+
+	if (to > r->map_len)
+		to = r->map_len;
+	if (to <= from || madvise((uint8_t *)r->map + from, to - from, MADV_POPULATE_READ))
+		r->map_filled = 0; /* not supported, or the file shrank: faults as they come */
+	else
+		r->map_filled = to;
+}
+
 int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 {
 	struct pd_qev *qe;
@@ -810,6 +832,9 @@ int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 
 	if (r->map && r->data_off + r->pos > r->map_dropped + 2 * PD_DROP_STEP)
 		drop_behind(r);
+	if (r->map_filled && r->map_filled < r->map_len &&
+	    r->data_off + r->pos + PD_DROP_STEP > r->map_filled)
+		fill_ahead(r);
 	if (!r->ordered)
 		return read_next(r, ev);
 	pd_oq_done(&r->oq, r->delivered);
