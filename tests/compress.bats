@@ -23,7 +23,7 @@ perf_stat() {
 	else
 		out=$(perf report -D -i "$1" 2>/dev/null | grep -E "^ +$2 events:")
 	fi
-	awk '{ print $3; exit } END { if (!NR) print 0 }' <<<"$out"
+	awk 'NF { print $3; n = 1; exit } END { if (!n) print 0 }' <<<"$out"
 }
 
 @test "compress: -z writes COMPRESSED records and the compressed feature perf shows" {
@@ -51,11 +51,29 @@ assert 81 in types and 9 not in types, types
 PY
 }
 
+@test "compress: files are compressed by default (level 1), pipes and -z0 are plain" {
+	require_root
+	require_perf
+	require_bin "$PA_RECORD"
+	record_pa d.data 1
+	grep -qE '^# compressed : Zstd, level = 1, ratio = [0-9]+$' \
+		<<<"$(perf report --header-only -i d.data 2>&1)" || fail "the default file is not -z1"
+	[ "$(perf_stat d.data COMPRESSED)" -gt 0 ] || fail "no COMPRESSED record by default"
+	record_pa p.data 1 -z0
+	! grep -q '^# compressed' <<<"$(perf report --header-only -i p.data 2>&1)" ||
+		fail "-z0 wrote a compressed file"
+	[ "$(perf_stat p.data COMPRESSED)" -eq 0 ] || fail "-z0 wrote COMPRESSED records"
+	[ "$(perf_stat p.data SAMPLE)" -gt 0 ] || fail "-z0: no plain samples"
+	record_pa - 1 >d.pipe
+	[ "$(perf_stat - COMPRESSED <d.pipe)" -eq 0 ] || fail "the pipe is compressed"
+	[ "$(perf_stat - SAMPLE <d.pipe)" -gt 0 ] || fail "no samples in the pipe"
+}
+
 @test "compress: -z file is at least 5 times smaller per sample than the plain one" {
 	require_root
 	require_perf
 	require_bin "$PA_RECORD" "$PA_REPORT"
-	record_pa plain.data 2 -F 999
+	record_pa plain.data 2 -z0 -F 999
 	record_pa z.data 2 -z -F 999
 	p=$(($(stat -c %s plain.data) / $(samples_in plain.data)))
 	z=$(($(stat -c %s z.data) / $(samples_in z.data)))
@@ -170,7 +188,7 @@ PY
 
 @test "compress: a bad -z level is one error line, exit 1, no file" {
 	require_bin "$PA_RECORD"
-	for arg in -z0 -z23 -zx -z1x --compression-level=0 --compression-level=abc; do
+	for arg in -z23 -zx -z1x --compression-level=23 --compression-level=abc; do
 		run -1 --separate-stderr "$PA_RECORD" "$arg" -o bad.data -- true
 		echo "$arg: $stderr"
 		[ "${#stderr_lines[@]}" -eq 1 ]
