@@ -60,8 +60,9 @@ PY
 		<<<"$(perf report --header-only -i d.data 2>&1)" || fail "the default file is not -z1"
 	[ "$(perf_stat d.data COMPRESSED)" -gt 0 ] || fail "no COMPRESSED record by default"
 	record_pa p.data 1 -z0
-	! grep -q '^# compressed' <<<"$(perf report --header-only -i p.data 2>&1)" ||
+	if grep -q '^# compressed' <<<"$(perf report --header-only -i p.data 2>&1)"; then
 		fail "-z0 wrote a compressed file"
+	fi
 	[ "$(perf_stat p.data COMPRESSED)" -eq 0 ] || fail "-z0 wrote COMPRESSED records"
 	[ "$(perf_stat p.data SAMPLE)" -gt 0 ] || fail "-z0: no plain samples"
 	record_pa - 1 >d.pipe

@@ -325,8 +325,8 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case 'z': {
 			uint64_t v = PD_ZSTD_MIN_LEVEL;
 
-			if (optarg && (pa_parse_u64(optarg, &v) ||
-				       (v && v < PD_ZSTD_MIN_LEVEL) || v > PD_ZSTD_MAX_LEVEL)) {
+			if (optarg && (pa_parse_u64(optarg, &v) || (v && v < PD_ZSTD_MIN_LEVEL) ||
+				       v > PD_ZSTD_MAX_LEVEL)) {
 				pa_err("invalid compression level '%s'; give %d (fastest) to %d "
 				       "(smallest), e.g. -z3, or 0 for plain records",
 				       optarg, PD_ZSTD_MIN_LEVEL, PD_ZSTD_MAX_LEVEL);
