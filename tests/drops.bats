@@ -46,7 +46,8 @@ set_sample_ids() {
 	require_root
 	# Two events: with one, perf and we take every sample for it whatever its id.
 	w=$(wl offcpu_sleep)
-	pa_record -q --offcpu -o p.data -- "$w" 1 >/dev/null || fail "pa-record failed"
+	# Plain records (-z0): the sample ids are rewritten in place.
+	pa_record -q -z0 --offcpu -o p.data -- "$w" 1 >/dev/null || fail "pa-record failed"
 	set_sample_ids p.data bad.data 5 || fail "could not rewrite the sample ids"
 	run "$PA_REPORT" -i bad.data --no-children --sort sym -g none
 	[ "$status" -eq 0 ] || fail "pa-report failed: $output"

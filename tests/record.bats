@@ -300,14 +300,14 @@ load lib/helpers
 	kill -0 "$pid" # the target lives on: we never signal it
 }
 
-@test "record: summary is one line: N samples, N lost, T s, wrote FILE (X MB)" {
+@test "record: summary is one line: N samples, N lost, T s, wrote FILE (X MB, zstd ratio R)" {
 	require_root
 	require_bin "$PA_RECORD" "$PA_REPORT"
 	w=$(wl cpu_split)
 	pa_record -o sum.data -- "$w" 1 2>sum.err
 	cat sum.err
 	line=$(grep '^pa-record: [0-9]' sum.err)
-	[[ $line =~ ^pa-record:\ ([0-9]+)\ samples,\ ([0-9]+)\ lost,\ [0-9]+\.[0-9]+\ s,\ wrote\ sum\.data\ \([0-9]+\.[0-9]+\ MB\)$ ]]
+	[[ $line =~ ^pa-record:\ ([0-9]+)\ samples,\ ([0-9]+)\ lost,\ [0-9]+\.[0-9]+\ s,\ wrote\ sum\.data\ \([0-9]+\.[0-9]+\ MB,\ zstd\ ratio\ [0-9]+\.[0-9]\)$ ]]
 	# The count it prints is the count it wrote.
 	[ "${BASH_REMATCH[1]}" -eq "$(samples_in sum.data)" ]
 }
