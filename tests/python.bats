@@ -428,6 +428,31 @@ PY
 	mod=$(weight '<module>_\(n\.py\);spin_\(n\.py\)')
 	echo "$mod of $all python3.12 samples under <module>;spin"
 	[ "$all" -ge 300 ] && [ $((mod * 100)) -ge $((all * 90)) ] || fail "no Python frames"
+
+	# --dump walks a thread that is not running: its id in the namespace comes from
+	# its task, not from the current one's.
+	cat >s.py <<'PY'
+import time
+def nap():
+    time.sleep(30)
+nap()
+PY
+	unshare --pid --fork --mount-proc "$py" s.py &
+	track $!
+	for _ in $(seq 50); do
+		pid=$(pgrep -f "^$py s.py" | grep -vx "$!" | head -1)
+		[ -n "$pid" ] && grep -q "s.py" "/proc/$pid/cmdline" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "the namespaced interpreter did not start"
+	track "$pid"
+	for _ in $(seq 20); do
+		"$PA_RECORD" --dump -p "$pid" >dump.txt 2>&1 && grep -q '^    nap (' dump.txt && break
+		sleep 0.2
+	done
+	cat dump.txt
+	thread_block dump.txt "$pid" | grep '/s\.py:' | diff - <(printf '    %s\n' "nap ($PWD/s.py:3)" "<module> ($PWD/s.py:4)") ||
+		fail "--dump in a pid namespace: Python frames missing"
 }
 
 @test "python: a forked child and a subprocess have their Python frames; so has -a" {
