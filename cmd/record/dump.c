@@ -224,77 +224,41 @@ static int format_stack(struct dump *d, struct machine *m, const struct pd_event
 	return fclose(out) ? -ENOMEM : 0;
 }
 
-static struct pd_reader *open_capture(const char *path)
+/*
+ * One pass over the capture.  Without m: count each thread's samples, so that the
+ * pass with m (fed every other record) formats only each thread's last one.
+ */
+static int read_pass(struct dump *d, const char *path, struct machine *m)
 {
 	char err[256];
 	struct pd_reader *r = pd_reader_open(path, err, sizeof(err));
-
-	if (!r)
-		pa_err("--dump: %s", err);
-	return r;
-}
-
-/* First pass: each thread's number of samples, so the second knows its last. */
-static int find_last(struct dump *d, const char *path)
-{
-	struct pd_reader *r = open_capture(path);
 	struct dump_thread *t;
 	struct pd_event ev;
 	int ret;
 
-	if (!r)
+	if (!r) {
+		pa_err("--dump: %s", err);
 		return -EINVAL;
+	}
 	pd_reader_set_ordered(r, true);
+	if (m)
+		machine_add_build_ids(m, r);
 	while ((ret = pd_reader_next(r, &ev)) > 0) {
-		if (ev.hdr->type != PERF_RECORD_SAMPLE)
-			continue;
-		t = thread_of(d, ev.sample.pid, ev.sample.tid);
-		if (!t) {
+		if (ev.hdr->type != PERF_RECORD_SAMPLE) {
+			if (m && machine_process_event(m, &ev) == -ENOMEM)
+				ret = -ENOMEM;
+		} else if (!(t = thread_of(d, ev.sample.pid, ev.sample.tid))) {
 			ret = -ENOMEM;
-			break;
+		} else if (!m) {
+			t->nth++;
+		} else if (++t->seen == t->nth) {
+			ret = format_stack(d, m, &ev, t);
 		}
-		t->nth++;
+		if (ret < 0)
+			break;
 	}
 	if (ret < 0)
 		pa_err("--dump: %s", ret == -ENOMEM ? "out of memory" : pd_reader_error(r));
-	pd_reader_close(r);
-	return ret;
-}
-
-static int format_last(struct dump *d, const char *path)
-{
-	struct pd_reader *r = open_capture(path);
-	struct machine_opts mo = {0};
-	struct dump_thread *t;
-	struct machine *m;
-	struct pd_event ev;
-	int ret;
-
-	if (!r)
-		return -EINVAL;
-	pd_reader_set_ordered(r, true);
-	m = machine_new(&mo);
-	if (!m) {
-		pd_reader_close(r);
-		return -ENOMEM;
-	}
-	machine_add_build_ids(m, r);
-	while ((ret = pd_reader_next(r, &ev)) > 0) {
-		if (ev.hdr->type != PERF_RECORD_SAMPLE) {
-			ret = machine_process_event(m, &ev);
-			if (ret == -ENOMEM)
-				break;
-			continue;
-		}
-		t = thread_of(d, ev.sample.pid, ev.sample.tid);
-		if (t && ++t->seen == t->nth)
-			ret = format_stack(d, m, &ev, t);
-		if (!t || ret == -ENOMEM)
-			break;
-	}
-	if (ret < 0)
-		pa_err("--dump: %s", !t || ret == -ENOMEM ? "out of memory" : pd_reader_error(r));
-	machine_free(m);
 	pd_reader_close(r);
 	return ret < 0 ? ret : 0;
 }
@@ -361,16 +325,23 @@ static void print_process(const struct dump *d, pid_t pid)
 
 int rec_dump_print(struct rec_session *s)
 {
+	struct machine_opts mo = {0};
+	struct machine *m;
 	struct dump d = {0};
 	size_t i;
 	int err;
 
 	d.frames = calloc(DUMP_MAX_RESOLVED, sizeof(*d.frames));
-	if (!d.frames)
+	m = machine_new(&mo);
+	if (!d.frames || !m) {
+		free(d.frames);
+		machine_free(m);
 		return -ENOMEM;
-	err = find_last(&d, s->opts.output);
+	}
+	err = read_pass(&d, s->opts.output, NULL);
 	if (!err)
-		err = format_last(&d, s->opts.output);
+		err = read_pass(&d, s->opts.output, m);
+	machine_free(m);
 	if (!err) {
 		qsort(d.th, d.nr, sizeof(*d.th), by_tid);
 		for (i = 0; i < s->opts.nr_pids; i++) {

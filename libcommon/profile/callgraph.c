@@ -257,12 +257,20 @@ static int add_location(struct cg_profile *cg, const struct frame *f, size_t n, 
 	*out = cg->nr_locs++;
 	return 0;
 }
+static bool key_eq(const struct loc_key *a, const struct loc_key *b)
+{
+	return a->ip == b->ip && a->map == b->map && a->ring == b->ring && a->ret == b->ret;
+}
+
+static uint64_t key_hash(const struct loc_key *k)
+{
+	return hash_mix(hash_mix(0, k->ip),
+			k->map | (uint64_t)k->ring << 32 | (uint64_t)k->ret << 40);
+}
+
 static bool loc_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct cg_profile *cg = ctx;
-	const struct loc_key *a = &cg->locs[id].key, *b = key;
-
-	return a->ip == b->ip && a->map == b->map && a->ring == b->ring && a->ret == b->ret;
+	return key_eq(&((const struct cg_profile *)ctx)->locs[id].key, key);
 }
 
 /* The location of a located address, symbolized when it is new. */
@@ -270,8 +278,7 @@ static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine
 		  uint32_t *out)
 {
 	struct loc_key key = {.ip = ml->ip, .map = ml->map, .ring = ml->ring, .ret = ml->ret};
-	uint64_t h = hash_mix(hash_mix(0, key.ip),
-			      key.map | (uint64_t)key.ring << 32 | (uint64_t)key.ret << 40);
+	uint64_t h = key_hash(&key);
 	int64_t id = hidx_find(&cg->loc_idx, h, loc_eq, cg, &key);
 	size_t n;
 
@@ -289,10 +296,7 @@ static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine
 
 static bool leaf_eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct cg_profile *cg = ctx;
-	const struct loc_key *a = &cg->leaves[id].key, *b = key;
-
-	return a->ip == b->ip && a->map == b->map && a->ring == b->ring && a->ret == b->ret;
+	return key_eq(&((const struct cg_profile *)ctx)->leaves[id].key, key);
 }
 
 /*
@@ -314,8 +318,7 @@ static int leaf_loc_id(struct cg_profile *cg, struct machine *m, const struct ma
 	/* ret marks a function's start, so it never equals an address's own key. */
 	key.ret = f->sym || (f->dso && f->func_off);
 	key.ip = f->sym ? f->ip - f->sym_off : key.ret ? f->func_off : ml->ip;
-	h = hash_mix(hash_mix(0, key.ip),
-		     key.map | (uint64_t)key.ring << 32 | (uint64_t)key.ret << 40);
+	h = key_hash(&key);
 	id = hidx_find(&cg->leaf_idx, h, leaf_eq, cg, &key);
 	if (id >= 0) {
 		*out = cg->leaves[id].loc;
