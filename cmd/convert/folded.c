@@ -234,7 +234,7 @@ static uint32_t vrank(const struct folder *f, const struct line *l, uint32_t i)
 /* The lines to sort, with their keys; NULL when out of memory. */
 static struct sort_ent *sort_ents(const struct folder *f)
 {
-	struct sort_ent *se = malloc((f->nr_lines + 1) * sizeof(*se));
+	struct sort_ent *se = pa_calloc_big(f->nr_lines + 1, sizeof(*se));
 	size_t i;
 	uint32_t k;
 
@@ -345,9 +345,15 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 	p = *out = malloc(f.text_max + 1);
 	if (!p)
 		goto out;
+	pa_huge(p, f.text_max + 1);
 	for (i = 0; i < f.nr_lines; i++) {
 		const struct line *l = &f.lines[se[i].line];
 
+		/* Sorted, the lines are visited at random: fetch the next ones early. */
+		if (i + 16 < f.nr_lines)
+			__builtin_prefetch(&f.lines[se[i + 16].line]);
+		if (i + 8 < f.nr_lines)
+			__builtin_prefetch(&f.seq[f.lines[se[i + 8].line].first]);
 		for (k = 0; k < l->nr; k++) {
 			const struct token *t = &f.toks[f.seq[l->first + k]];
 

@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "profile/input.h"
 #include "profile/pprof.h"
+#include "base/hash.h"
 #include "base/util.h"
 
 #ifndef PA_VERSION
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
 	int ret = 1, err, ev;
 
 	pa_set_progname("pa-convert");
+	pa_malloc_tables();
 	switch (parse_args(argc, argv, &cv)) {
 	case 1:
 		return 0;

@@ -97,7 +97,7 @@ static struct hist_entry *find_or_add(struct hists *h, const struct hist_entry *
 	return e;
 }
 
-#define ARENA_BLOCK (1u << 20)
+#define ARENA_BLOCK (4u << 20)
 
 /* size bytes, zeroed and aligned, from h's arena; NULL when out of memory. */
 static void *arena_alloc(struct hists *h, size_t size)
@@ -111,7 +111,7 @@ static void *arena_alloc(struct hists *h, size_t size)
 				     ? units
 				     : ARENA_BLOCK / sizeof(max_align_t);
 
-		b = calloc(1, sizeof(*b) + cap * sizeof(max_align_t));
+		b = pa_calloc_big(1, sizeof(*b) + cap * sizeof(max_align_t));
 		if (!b)
 			return NULL;
 		b->cap = cap;

@@ -15,6 +15,7 @@
 #include "profile/machine.h"
 #include "perfdata/pd_read.h"
 #include "print.h"
+#include "base/hash.h"
 #include "base/util.h"
 
 #ifndef PA_VERSION
@@ -293,6 +294,7 @@ int main(int argc, char **argv)
 	int ret = 1, sel = -1;
 
 	pa_set_progname("pa-report");
+	pa_malloc_tables();
 	switch (parse_args(argc, argv, &rep, &ho)) {
 	case 1:
 		ret = 0;

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/hash.h"
 
@@ -25,6 +29,7 @@ int hidx_insert(struct hidx *hi, uint64_t h, uint32_t id)
 			free(ns);
 			return -ENOMEM;
 		}
+		pa_huge(ns, ncap * sizeof(*ns));
 		for (i = 0; i < hi->cap; i++)
 			if (hi->slot[i])
 				hidx_put(ns, ncap, hi->slot[i]);
@@ -65,7 +70,42 @@ int pa_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	p = realloc(*arr, ncap * elem);
 	if (!p)
 		return -ENOMEM;
+	pa_huge(p, ncap * elem);
 	*arr = p;
 	*cap = ncap;
 	return 0;
+}
+
+void pa_huge(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(page - 1);
+	uintptr_t end = ((uintptr_t)p + len + page - 1) & ~(page - 1);
+
+	/*
+	 * Advice only: where THP is off, nothing changes.  The whole pages of the block,
+	 * not just its 2 MiB-aligned part: advice on part of a mapping splits it, and
+	 * glibc's realloc can then no longer mremap it and copies instead.
+	 */
+	if (len >= 2 * PA_HUGE)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
+void *pa_calloc_big(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p && n)
+		pa_huge(p, n * size);
+	return p;
+}
+
+void pa_malloc_tables(void)
+{
+	/*
+	 * A fixed threshold: glibc's moving one (it rises each time a mapped block is
+	 * freed) puts a growing table back on the heap, where realloc copies it and
+	 * faults in every page again, instead of moving its pages with mremap.
+	 */
+	mallopt(M_MMAP_THRESHOLD, PA_HUGE / 2);
 }

@@ -62,6 +62,19 @@ static inline uint64_t hash_mix(uint64_t h, uint64_t v)
 
 uint64_t hash_str(const char *s);
 
+/*
+ * Ask for transparent huge pages on the 2 MiB-aligned part of a table of len bytes,
+ * when it has one worth it.  The tables a report builds from a large capture are
+ * hundreds of MB touched at random: with 4 KiB pages a third of the time goes to page
+ * faults and TLB misses (THP is "madvise" on Debian).
+ */
+#define PA_HUGE (2u << 20)
+void pa_huge(void *p, size_t len);
+/* Set malloc up for a process that grows large tables: call first in main. */
+void pa_malloc_tables(void);
+/* calloc(n, size) (n may be 0), with pa_huge's advice. */
+void *pa_calloc_big(size_t n, size_t size);
+
 /* Grow *arr (elem bytes each, *cap of them) to hold need.  0 or -ENOMEM. */
 int pa_grow(void **arr, size_t *cap, size_t need, size_t elem);
 

@@ -17,7 +17,7 @@
 #include "symbolize/dso.h"
 
 #define CG_MAX_FRAMES 4096
-#define IDS_BLOCK     (1u << 20) /* stack location ids are allocated in blocks */
+#define IDS_BLOCK     (4u << 20) /* stack location ids are allocated in blocks */
 
 struct ids_block {
 	struct ids_block *next;
@@ -423,6 +423,7 @@ static uint32_t *ids_alloc(struct cg_profile *cg, size_t nr)
 		b = malloc(sizeof(*b));
 		if (!b)
 			return NULL;
+		pa_huge(b, sizeof(*b));
 		b->used = 0;
 		b->next = cg->ids_blocks;
 		cg->ids_blocks = b;

@@ -128,7 +128,7 @@ void pprof_value_type(const char *event, const char **type, const char **unit)
 
 static void *xcalloc(size_t n, size_t size)
 {
-	return calloc(n ? n : 1, size);
+	return pa_calloc_big(n, size);
 }
 
 /* Sample types: two columns per event with samples (count, then period). */
@@ -569,6 +569,7 @@ int pprof_pack(const struct cg_profile *cg, const struct pprof_opts *opts, uint8
 		err = -ENOMEM;
 		goto out;
 	}
+	pa_huge(*out, *len);
 	perftools__profiles__profile__pack(&b.prof, *out);
 out:
 	builder_free(&b);
@@ -597,6 +598,7 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 		deflateEnd(&zs);
 		return -ENOMEM;
 	}
+	pa_huge(buf, cap);
 	zs.next_in = (Bytef *)in;
 	zs.avail_in = len;
 	zs.next_out = buf;
