@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * cg_profile -> profile.proto.  The message is built in a few flat arrays (one per
- * message type, plus the pointer arrays protobuf-c wants), packed once, then gzipped
- * with zlib's gzip wrapper.  Ids are the callgraph's ids + 1: pprof reserves 0.
+ * message type, plus the pointer arrays protobuf-c wants) and packed, except for the
+ * samples: there is one per stack, a million in a large capture, so they are encoded
+ * straight into bytes after it (a repeated field may come in any order and any
+ * number of pieces), each label set encoded once.  Then gzipped with zlib's gzip
+ * wrapper.  Ids are the callgraph's ids + 1: pprof reserves 0.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,14 +51,14 @@ struct builder {
 	pb_line *lines, **line_ptrs;
 	pb_function *funcs, **func_ptrs;
 
-	pb_sample *samples, **sample_ptrs;
 	struct label_set *lsets;
 	size_t nr_lsets, cap_lsets;
 	struct hidx lset_idx;
-	struct label_block **label_blocks; /* per label set */
-	size_t cap_label_blocks;
-	uint64_t *loc_ids;
-	int64_t *values;
+	uint8_t *lbytes; /* every label set's encoded labels, back to back */
+	size_t nr_lbytes, cap_lbytes;
+
+	uint8_t *samples; /* Profile.sample fields, encoded */
+	size_t nr_samples, cap_samples;
 };
 
 static bool str_eq(const void *ctx, uint32_t id, const void *key)
@@ -393,13 +396,7 @@ static int build_locations(struct builder *b)
 struct label_set {
 	uint32_t pid, tid;
 	const char *comm, *state; /* interned by the callgraph */
-	size_t n;		  /* labels used */
-};
-
-/* Its messages, allocated once (samples point at them). */
-struct label_block {
-	pb_label lb[NR_LABELS];
-	pb_label *ptrs[NR_LABELS];
+	size_t at, len;		  /* its Sample.label fields in lbytes */
 };
 
 static bool lset_eq(const void *ctx, uint32_t id, const void *key)
@@ -409,96 +406,131 @@ static bool lset_eq(const void *ctx, uint32_t id, const void *key)
 	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm && a->state == b->state;
 }
 
-/* The label set of stack s, made when new; -1 when out of memory. */
+/* The label set of stack s, encoded when new; -1 when out of memory. */
 static int64_t label_set(struct builder *b, const struct cg_stack *s, const int64_t keys[4])
 {
-	struct label_set k = {s->pid, s->tid, s->comm, s->state, s->state ? 4 : 3};
+	struct label_set k = {s->pid, s->tid, s->comm, s->state, b->nr_lbytes, 0};
 	uint64_t h = hash_mix(hash_mix(hash_mix(hash_mix(0, k.pid), k.tid), (uintptr_t)k.comm),
 			      (uintptr_t)k.state);
 	int64_t id = hidx_find(&b->lset_idx, h, lset_eq, b, &k);
-	pb_label *lb;
+	pb_label lb[NR_LABELS], *ptrs[NR_LABELS];
+	pb_sample only;
 	size_t i;
 
 	if (id >= 0)
 		return id;
-	if (pa_grow((void **)&b->lsets, &b->cap_lsets, b->nr_lsets + 1, sizeof(*b->lsets)) ||
-	    hidx_insert(&b->lset_idx, h, b->nr_lsets))
-		return -1;
-	if (pa_grow((void **)&b->label_blocks, &b->cap_label_blocks, b->nr_lsets + 1,
-		    sizeof(*b->label_blocks)))
-		return -1;
-	id = b->nr_lsets;
-	b->label_blocks[id] = calloc(1, sizeof(**b->label_blocks));
-	if (!b->label_blocks[id])
-		return -1;
-	b->lsets[b->nr_lsets++] = k;
-	lb = b->label_blocks[id]->lb;
 	for (i = 0; i < NR_LABELS; i++) {
 		perftools__profiles__label__init(&lb[i]);
-		b->label_blocks[id]->ptrs[i] = &lb[i];
+		ptrs[i] = &lb[i];
+		lb[i].key = keys[i];
 	}
-	lb[0].key = keys[0];
 	lb[0].num = s->pid;
-	lb[1].key = keys[1];
 	lb[1].num = s->tid;
-	lb[2].key = keys[2];
 	lb[2].str = str_id(&b->st, s->comm);
-	if (lb[2].str < 0)
+	lb[3].str = s->state ? str_id(&b->st, s->state) : 0;
+	if (lb[2].str < 0 || lb[3].str < 0)
 		return -1;
-	if (s->state) {
-		lb[3].key = keys[3];
-		lb[3].str = str_id(&b->st, s->state);
-		if (lb[3].str < 0)
-			return -1;
+	/* A Sample with labels alone packs to exactly its label fields. */
+	perftools__profiles__sample__init(&only);
+	only.n_label = s->state ? 4 : 3;
+	only.label = ptrs;
+	k.len = perftools__profiles__sample__get_packed_size(&only);
+	if (pa_grow((void **)&b->lbytes, &b->cap_lbytes, b->nr_lbytes + k.len, 1) ||
+	    pa_grow((void **)&b->lsets, &b->cap_lsets, b->nr_lsets + 1, sizeof(*b->lsets)) ||
+	    hidx_insert(&b->lset_idx, h, b->nr_lsets))
+		return -1;
+	perftools__profiles__sample__pack(&only, b->lbytes + k.at);
+	b->nr_lbytes += k.len;
+	b->lsets[b->nr_lsets] = k;
+	return b->nr_lsets++;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	for (; v >= 0x80; v >>= 7)
+		n++;
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)v | 0x80;
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Wire tags: Profile.sample = 2, Sample.location_id = 1, Sample.value = 2, length-delimited. */
+#define TAG_PROFILE_SAMPLE 0x12
+#define TAG_LOCATION_IDS   0x0a
+#define TAG_VALUES	   0x12
+
+/* Stack s as one Profile.sample field at the end of b->samples. */
+static int encode_sample(struct builder *b, const struct cg_stack *s, const uint64_t *val,
+			 size_t ncol, const struct label_set *ls)
+{
+	size_t nloc = 0, nval = 0, body, k;
+	uint8_t *p;
+
+	for (k = 0; k < s->nr; k++)
+		nloc += varint_len(s->locs[k] + 1);
+	for (k = 0; k < ncol; k++)
+		nval += varint_len(val[k]);
+	body = (s->nr ? 1 + varint_len(nloc) + nloc : 0) + 1 + varint_len(nval) + nval + ls->len;
+	if (pa_grow((void **)&b->samples, &b->cap_samples,
+		    b->nr_samples + 1 + varint_len(body) + body, 1))
+		return -ENOMEM;
+	p = b->samples + b->nr_samples;
+	*p++ = TAG_PROFILE_SAMPLE;
+	p = put_varint(p, body);
+	if (s->nr) {
+		*p++ = TAG_LOCATION_IDS;
+		p = put_varint(p, nloc);
+		for (k = 0; k < s->nr; k++)
+			p = put_varint(p, s->locs[k] + 1); /* already leaf first */
 	}
-	return id;
+	*p++ = TAG_VALUES;
+	p = put_varint(p, nval);
+	for (k = 0; k < ncol; k++)
+		p = put_varint(p, val[k]);
+	memcpy(p, b->lbytes + ls->at, ls->len);
+	b->nr_samples = p + ls->len - b->samples;
+	return 0;
 }
 
 static int build_samples(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
-	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, nlocs = 0, i, k;
+	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, i;
 	int64_t keys[4] = {str_id(&b->st, "pid"), str_id(&b->st, "tid"), str_id(&b->st, "comm"),
 			   str_id(&b->st, "thread_state")};
-	uint64_t *loc;
+	uint64_t *val = xcalloc(ncol, sizeof(*val));
+	int err = -ENOMEM;
 
-	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0)
-		return -ENOMEM;
-	for (i = 0; i < ns; i++)
-		nlocs += cg_stack(cg, i)->nr;
-	b->samples = xcalloc(ns, sizeof(*b->samples));
-	b->sample_ptrs = xcalloc(ns, sizeof(*b->sample_ptrs));
-	b->loc_ids = xcalloc(nlocs, sizeof(*b->loc_ids));
-	b->values = xcalloc(ns * ncol, sizeof(*b->values));
-	if (!b->samples || !b->sample_ptrs || !b->loc_ids || !b->values)
-		return -ENOMEM;
-	loc = b->loc_ids;
+	if (!val || keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0)
+		goto out;
 	for (i = 0; i < ns; i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
-		pb_sample *p = &b->samples[i];
 		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
 		int64_t ls = label_set(b, s, keys);
 
 		if (ls < 0)
-			return -ENOMEM;
-		perftools__profiles__sample__init(p);
-		p->location_id = loc;
-		for (k = 0; k < s->nr; k++)
-			*loc++ = s->locs[k] + 1; /* already leaf first */
-		p->n_location_id = s->nr;
-		p->n_value = ncol;
-		p->value = &b->values[i * ncol];
+			goto out;
 		if (col >= 0) {
-			p->value[col] = s->count;
-			p->value[col + 1] = s->period;
+			val[col] = s->count;
+			val[col + 1] = s->period;
 		}
-		p->n_label = b->lsets[ls].n;
-		p->label = b->label_blocks[ls]->ptrs;
-		b->sample_ptrs[i] = p;
+		if (encode_sample(b, s, val, ncol, &b->lsets[ls]))
+			goto out;
+		if (col >= 0)
+			val[col] = val[col + 1] = 0;
 	}
-	b->prof.n_sample = ns;
-	b->prof.sample = b->sample_ptrs;
-	return 0;
+	err = 0;
+out:
+	free(val);
+	return err;
 }
 
 static void builder_free(struct builder *b)
@@ -522,66 +554,82 @@ static void builder_free(struct builder *b)
 	free(b->line_ptrs);
 	free(b->funcs);
 	free(b->func_ptrs);
-	free(b->samples);
-	free(b->sample_ptrs);
-	for (i = 0; i < b->nr_lsets; i++)
-		free(b->label_blocks[i]);
-	free(b->label_blocks);
 	free(b->lsets);
 	hidx_free(&b->lset_idx);
-	free(b->loc_ids);
-	free(b->values);
+	free(b->lbytes);
+	free(b->samples);
+}
+
+/* Build cg's profile in b: the packed message without its samples in *head, then
+ * b->samples. */
+static int build(struct builder *b, const struct pprof_opts *opts, uint8_t **head, size_t *head_len)
+{
+	int err;
+
+	*head = NULL;
+	*head_len = 0;
+	if (!cg_nr_events(b->cg))
+		return -EINVAL;
+	perftools__profiles__profile__init(&b->prof);
+	/* string_table[0] must be "" */
+	if (str_id(&b->st, "") != 0)
+		return -ENOMEM;
+	err = build_types(b);
+	if (!err)
+		err = build_mappings(b);
+	if (!err)
+		err = build_locations(b);
+	if (!err)
+		err = build_samples(b);
+	if (err)
+		return err;
+	b->prof.time_nanos = opts ? opts->time_nanos : 0;
+	b->prof.duration_nanos = opts ? opts->duration_nanos : 0;
+	b->prof.n_string_table = b->st.nr;
+	b->prof.string_table = b->st.strs;
+
+	*head_len = perftools__profiles__profile__get_packed_size(&b->prof);
+	*head = malloc(*head_len ? *head_len : 1);
+	if (!*head)
+		return -ENOMEM;
+	perftools__profiles__profile__pack(&b->prof, *head);
+	return 0;
 }
 
 int pprof_pack(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
 	       size_t *len)
 {
 	struct builder b = {.cg = cg};
-	int err;
+	uint8_t *head;
+	size_t head_len;
+	int err = build(&b, opts, &head, &head_len);
 
 	*out = NULL;
 	*len = 0;
-	if (!cg_nr_events(cg))
-		return -EINVAL;
-	perftools__profiles__profile__init(&b.prof);
-	/* string_table[0] must be "" */
-	if (str_id(&b.st, "") != 0) {
-		err = -ENOMEM;
-		goto out;
+	if (!err) {
+		*out = malloc(head_len + b.nr_samples + 1);
+		if (*out) {
+			pa_huge(*out, head_len + b.nr_samples);
+			memcpy(*out, head, head_len);
+			if (b.nr_samples)
+				memcpy(*out + head_len, b.samples, b.nr_samples);
+			*len = head_len + b.nr_samples;
+		} else {
+			err = -ENOMEM;
+		}
 	}
-	err = build_types(&b);
-	if (!err)
-		err = build_mappings(&b);
-	if (!err)
-		err = build_locations(&b);
-	if (!err)
-		err = build_samples(&b);
-	if (err)
-		goto out;
-	b.prof.time_nanos = opts ? opts->time_nanos : 0;
-	b.prof.duration_nanos = opts ? opts->duration_nanos : 0;
-	b.prof.n_string_table = b.st.nr;
-	b.prof.string_table = b.st.strs;
-
-	*len = perftools__profiles__profile__get_packed_size(&b.prof);
-	*out = malloc(*len ? *len : 1);
-	if (!*out) {
-		err = -ENOMEM;
-		goto out;
-	}
-	pa_huge(*out, *len);
-	perftools__profiles__profile__pack(&b.prof, *out);
-out:
+	free(head);
 	builder_free(&b);
 	return err;
 }
 
-int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+/* in[0] and then in[1] (n bytes each) in one gzip stream at *out. */
+static int gzip2(const uint8_t *const in[2], const size_t n[2], uint8_t **out, size_t *out_len)
 {
 	z_stream zs = {0};
 	size_t cap;
 	uint8_t *buf;
-	int zret;
+	int zret = Z_OK, i;
 
 	*out = NULL;
 	*out_len = 0;
@@ -592,18 +640,21 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 	 */
 	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
-	cap = deflateBound(&zs, len) + 32;
+	cap = deflateBound(&zs, n[0] + n[1]) + 64;
 	buf = malloc(cap);
 	if (!buf) {
 		deflateEnd(&zs);
 		return -ENOMEM;
 	}
 	pa_huge(buf, cap);
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = len;
 	zs.next_out = buf;
 	zs.avail_out = cap;
-	zret = deflate(&zs, Z_FINISH);
+	/* deflateBound covers the whole input, so each call consumes all it is given. */
+	for (i = 0; i < 2 && zret == Z_OK; i++) {
+		zs.next_in = (Bytef *)in[i];
+		zs.avail_in = n[i];
+		zret = deflate(&zs, i ? Z_FINISH : Z_NO_FLUSH);
+	}
 	deflateEnd(&zs);
 	if (zret != Z_STREAM_END) {
 		free(buf);
@@ -614,16 +665,25 @@ int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 	return 0;
 }
 
+int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	return gzip2((const uint8_t *const[2]){in, NULL}, (const size_t[2]){len, 0}, out, out_len);
+}
+
 int pprof_encode(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
 		 size_t *len)
 {
-	uint8_t *raw;
-	size_t raw_len;
-	int err = pprof_pack(cg, opts, &raw, &raw_len);
+	struct builder b = {.cg = cg};
+	uint8_t *head;
+	size_t head_len;
+	int err = build(&b, opts, &head, &head_len);
 
-	if (err)
-		return err;
-	err = pprof_gzip(raw, raw_len, out, len);
-	free(raw);
+	*out = NULL;
+	*len = 0;
+	if (!err)
+		err = gzip2((const uint8_t *const[2]){head, b.samples},
+			    (const size_t[2]){head_len, b.nr_samples}, out, len);
+	free(head);
+	builder_free(&b);
 	return err;
 }
