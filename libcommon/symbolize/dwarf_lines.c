@@ -43,9 +43,9 @@ struct va_cache {
 
 struct dso_dwarf {
 	struct elf_file bin, dbg;
-	Dwarf *dw;	    /* from the debug file, else the binary; NULL if neither has it */
-	Dwarf_CFI *eh_cfi;  /* the binary's .eh_frame */
-	Dwarf_CFI *dbg_cfi; /* .debug_frame, when there is no .eh_frame to read */
+	Dwarf *dw;	   /* from the debug file, else the binary; NULL if neither has it */
+	bool dw_tried;	   /* dw is opened on first use: see dwarf_of */
+	Dwarf_CFI *eh_cfi; /* the binary's .eh_frame */
 	bool demangle;
 	bool fde_tried;
 	uint64_t *fde_starts; /* .eh_frame_hdr table, sorted */
@@ -99,20 +99,31 @@ struct dso_dwarf *dwl_open(const char *file, const char *debug, bool demangle)
 		elf_file_open(&d->dbg, debug);
 	else
 		d->dbg.fd = -1;
-	if (d->dbg.elf)
-		d->dw = dwarf_begin_elf(d->dbg.elf, DWARF_C_READ, NULL);
-	if (!d->dw && d->bin.elf)
-		d->dw = dwarf_begin_elf(d->bin.elf, DWARF_C_READ, NULL);
-	if (d->bin.elf)
-		d->eh_cfi = dwarf_getcfi_elf(d->bin.elf);
-	if (d->dw)
-		d->dbg_cfi = dwarf_getcfi(d->dw);
-	if (!d->dw && !d->eh_cfi && !d->dbg_cfi) {
+	if (!d->bin.elf && !d->dbg.elf) {
 		dso_dwarf_free(d);
 		errno = ENOENT;
 		return NULL;
 	}
+	if (d->bin.elf)
+		d->eh_cfi = dwarf_getcfi_elf(d->bin.elf);
 	return d;
+}
+
+/*
+ * d's DWARF, opened the first time it is needed: dwarf_begin_elf inflates every
+ * compressed .debug section at once, which a report that only asks .eh_frame where a
+ * function starts (an address no symbol covers) must not pay for.
+ */
+static Dwarf *dwarf_of(struct dso_dwarf *d)
+{
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		if (d->dbg.elf)
+			d->dw = dwarf_begin_elf(d->dbg.elf, DWARF_C_READ, NULL);
+		if (!d->dw && d->bin.elf)
+			d->dw = dwarf_begin_elf(d->bin.elf, DWARF_C_READ, NULL);
+	}
+	return d->dw;
 }
 
 static void result_free(struct dwl_result *r)
@@ -230,7 +241,7 @@ static struct dwl_result *resolve(struct dso_dwarf *d, uint64_t va)
 	Dwarf_Line *l;
 	int line = 0;
 
-	if (!d->dw || !dwarf_addrdie(d->dw, va, &cudie))
+	if (!dwarf_addrdie(d->dw, va, &cudie))
 		return NULL;
 	l = dwarf_getsrc_die(&cudie, va);
 	if (l) {
@@ -289,7 +300,7 @@ const struct dwl_result *dwl_lookup(struct dso_dwarf *d, uint64_t va)
 {
 	struct dwl_result *r;
 
-	if (!d || !d->dw)
+	if (!d || !dwarf_of(d))
 		return NULL;
 	if (cache_get(&d->cache, va, &r))
 		return r;

@@ -34,7 +34,8 @@ struct dwl_result {
 
 /*
  * Open file's DWARF, preferring its debug file (either may be NULL), and its CFI.
- * NULL with errno ENOENT when neither has DWARF nor CFI.
+ * The DWARF itself is read on the first dwl_lookup.  NULL with errno ENOENT when
+ * neither file opens as ELF.
  */
 struct dso_dwarf *dwl_open(const char *file, const char *debug, bool demangle);
 void dso_dwarf_free(struct dso_dwarf *dw);
