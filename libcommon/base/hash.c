@@ -108,4 +108,7 @@ void pa_malloc_tables(void)
 	 * faults in every page again, instead of moving its pages with mremap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, PA_HUGE / 2);
+	/* Fixing it fixes the trim threshold too, at 128 KB: a heap that shrinks each
+	 * time its top is freed is faulted in again and again.  Keep what was used. */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
