@@ -44,6 +44,13 @@ static inline int64_t hidx_find(const struct hidx *hi, uint64_t h, hidx_eq_fn eq
 	return -1;
 }
 
+/* Start fetching the slot hidx_find(hi, h, ...) will look at first. */
+static inline void hidx_prefetch(const struct hidx *hi, uint64_t h)
+{
+	if (hi->cap)
+		__builtin_prefetch(&hi->slot[(h >> 32) & (hi->cap - 1)]);
+}
+
 /* Index object id under hash h (not there yet).  0 or -ENOMEM. */
 int hidx_insert(struct hidx *hi, uint64_t h, uint32_t id);
 void hidx_free(struct hidx *hi);

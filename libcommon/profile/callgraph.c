@@ -88,6 +88,7 @@ struct cg_profile {
 	struct machine_loc *mlocs; /* CG_MAX_FRAMES located addresses */
 	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
 	uint32_t *ids;		   /* CG_MAX_FRAMES location ids */
+	uint64_t *hashes;	   /* CG_MAX_FRAMES location key hashes */
 };
 
 static bool str_eq(const void *ctx, uint32_t id, const void *key)
@@ -273,12 +274,39 @@ static bool loc_eq(const void *ctx, uint32_t id, const void *key)
 	return key_eq(&((const struct cg_profile *)ctx)->locs[id].key, key);
 }
 
-/* The location of a located address, symbolized when it is new. */
-static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine_loc *ml,
-		  uint32_t *out)
+static struct loc_key loc_key_of(const struct machine_loc *ml)
 {
-	struct loc_key key = {.ip = ml->ip, .map = ml->map, .ring = ml->ring, .ret = ml->ret};
-	uint64_t h = key_hash(&key);
+	return (struct loc_key){.ip = ml->ip, .map = ml->map, .ring = ml->ring, .ret = ml->ret};
+}
+
+static uint64_t loc_hash(const struct machine_loc *ml)
+{
+	struct loc_key key = loc_key_of(ml);
+
+	return key_hash(&key);
+}
+
+/*
+ * The hashes of a sample's located addresses, their index slots fetched ahead: the
+ * lookups that follow would each wait for one (the index of a large capture is far
+ * larger than the caches).
+ */
+static void loc_hashes(const struct cg_profile *cg, const struct machine_loc *ml, size_t nr,
+		       uint64_t *h)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		h[i] = loc_hash(&ml[i]);
+		hidx_prefetch(&cg->loc_idx, h[i]);
+	}
+}
+
+/* The location of a located address (its key's hash h), symbolized when it is new. */
+static int loc_id(struct cg_profile *cg, struct machine *m, const struct machine_loc *ml,
+		  uint64_t h, uint32_t *out)
+{
+	struct loc_key key = loc_key_of(ml);
 	int64_t id = hidx_find(&cg->loc_idx, h, loc_eq, cg, &key);
 	size_t n;
 
@@ -324,7 +352,7 @@ static int leaf_loc_id(struct cg_profile *cg, struct machine *m, const struct ma
 		*out = cg->leaves[id].loc;
 		return 0;
 	}
-	if (loc_id(cg, m, ml, out) ||
+	if (loc_id(cg, m, ml, loc_hash(ml), out) ||
 	    pa_grow((void **)&cg->leaves, &cg->cap_leaves, cg->nr_leaves + 1,
 		    sizeof(*cg->leaves)) ||
 	    hidx_insert(&cg->leaf_idx, h, cg->nr_leaves))
@@ -654,9 +682,12 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
 			goto nomem;
 		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
+		if (!cg->leaf_only)
+			loc_hashes(cg, cg->mlocs, nr, cg->hashes);
 		for (i = 0; i < nr; i++)
-			if (cg->leaf_only ? leaf_loc_id(cg, m, &cg->mlocs[i], &cg->ids[i])
-					  : loc_id(cg, m, &cg->mlocs[i], &cg->ids[i]))
+			if (cg->leaf_only
+				    ? leaf_loc_id(cg, m, &cg->mlocs[i], &cg->ids[i])
+				    : loc_id(cg, m, &cg->mlocs[i], cg->hashes[i], &cg->ids[i]))
 				goto nomem;
 		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
 			goto nomem;
@@ -688,8 +719,9 @@ struct cg_profile *cg_new(void)
 	cg->mlocs = calloc(CG_MAX_FRAMES, sizeof(*cg->mlocs));
 	cg->scratch = calloc(CG_MAX_FRAMES, sizeof(*cg->scratch));
 	cg->ids = calloc(CG_MAX_FRAMES, sizeof(*cg->ids));
+	cg->hashes = calloc(CG_MAX_FRAMES, sizeof(*cg->hashes));
 	cg->unknown_loc = -1;
-	if (!cg->mlocs || !cg->scratch || !cg->ids) {
+	if (!cg->mlocs || !cg->scratch || !cg->ids || !cg->hashes) {
 		cg_free(cg);
 		errno = ENOMEM;
 		return NULL;
@@ -721,6 +753,7 @@ void cg_free(struct cg_profile *cg)
 	free(cg->mlocs);
 	free(cg->scratch);
 	free(cg->ids);
+	free(cg->hashes);
 	hidx_free(&cg->str_idx);
 	hidx_free(&cg->loc_idx);
 	hidx_free(&cg->floc_idx);
