@@ -282,6 +282,65 @@ static int cmp_lines(const void *pa, const void *pb, void *arg)
 	return cmp_followed(&f->toks[sa[i]], i + 1 == a->nr, &f->toks[sb[i]], i + 1 == b->nr);
 }
 
+/* The sort key of entry e at depth d: its line's d-th rank + 1, 0 past its end. */
+static uint32_t key_at(const struct folder *f, const struct sort_ent *e, uint32_t d)
+{
+	const struct line *l = &f->lines[e->line];
+
+	if (d < 3)
+		return e->key[d];
+	return d < l->nr ? vrank(f, l, d) + 1 : 0;
+}
+
+static void swap_ent(struct sort_ent *a, struct sort_ent *b)
+{
+	struct sort_ent t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Multikey quicksort (Bentley and Sedgewick) of se[0..n), whose lines all share their
+ * first d ranks: partition by the rank at depth d into less, equal and greater, and
+ * go one rank deeper only in the equal part.  Real stacks share long prefixes
+ * (comm;_start;__libc_start_main;main;...), which a comparison sort would compare
+ * again on every compare.  levels bounds the recursion into the less and greater
+ * parts (the equal part is a loop): past it, bad pivots, cmp_lines finishes.
+ */
+static void sort_lines(struct folder *f, struct sort_ent *se, size_t n, uint32_t d,
+		       unsigned int levels)
+{
+	while (n > 1) {
+		size_t lt = 0, i = 0, gt = n;
+		uint32_t pivot, k;
+
+		if (n < 12 || !levels) {
+			qsort_r(se, n, sizeof(*se), cmp_lines, f);
+			return;
+		}
+		swap_ent(&se[0], &se[n / 2]);
+		pivot = key_at(f, &se[0], d);
+		/* se[0..lt) < pivot, [lt..i) == pivot, [gt..n) > pivot */
+		while (i < gt) {
+			k = key_at(f, &se[i], d);
+			if (k < pivot)
+				swap_ent(&se[lt++], &se[i++]);
+			else if (k > pivot)
+				swap_ent(&se[i], &se[--gt]);
+			else
+				i++;
+		}
+		sort_lines(f, se, lt, d, levels - 1);
+		sort_lines(f, se + gt, n - gt, d, levels - 1);
+		if (!pivot)
+			return; /* lines that ended here are equal: merged, so one at most */
+		se += lt;
+		n = gt - lt;
+		d++;
+	}
+}
+
 /* v in decimal at p; returns the end. */
 static char *put_u64(char *p, uint64_t v)
 {
@@ -339,7 +398,9 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 	se = sort_ents(&f);
 	if (!se)
 		goto out;
-	if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
+	if (f.rank)
+		sort_lines(&f, se, f.nr_lines, 0, 2 * 64);
+	else if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
 		qsort_r(se, f.nr_lines, sizeof(*se), cmp_lines, &f);
 	/* One allocation as large as the text can be; malloc maps what is not used. */
 	p = *out = malloc(f.text_max + 1);
