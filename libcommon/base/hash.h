@@ -70,10 +70,10 @@ static inline uint64_t hash_mix(uint64_t h, uint64_t v)
 uint64_t hash_str(const char *s);
 
 /*
- * Ask for transparent huge pages on the 2 MiB-aligned part of a table of len bytes,
- * when it has one worth it.  The tables a report builds from a large capture are
- * hundreds of MB touched at random: with 4 KiB pages a third of the time goes to page
- * faults and TLB misses (THP is "madvise" on Debian).
+ * Ask for transparent huge pages for a block of len bytes (4 MiB or more).  The
+ * tables a report builds from a large capture are hundreds of MB touched at random:
+ * with 4 KiB pages a third of the time goes to page faults and TLB misses (THP is
+ * "madvise" on Debian).
  */
 #define PA_HUGE (2u << 20)
 void pa_huge(void *p, size_t len);
