@@ -70,6 +70,15 @@ thread_block() {
 	awk -v h="^Thread $2: " '$0 ~ h { on = 1; next } on && /^$/ { exit } on' "$1"
 }
 
+# dump_until PID PATTERN: --dump -p PID into dump.txt (stderr too), again until a line
+# matches PATTERN (the interpreter may not have reached it yet); 20 tries.
+dump_until() {
+	for _ in $(seq 20); do
+		"$PA_RECORD" --dump -p "$1" >dump.txt 2>&1 && grep -q -- "$2" dump.txt && return
+		sleep 0.2
+	done
+}
+
 # The line of thread_block's output where a frame matching PATTERN is, 0 if none.
 frame_at() {
 	grep -n -m1 -- "$1" | cut -d: -f1 | grep . || echo 0
@@ -336,10 +345,7 @@ PY
 		"$SID_PYTHON" d.py &
 		pid=$!
 		track "$pid"
-		for _ in $(seq 20); do
-			"$PA_RECORD" --dump -p "$pid" >dump.txt 2>&1 && grep -q '^    f (' dump.txt && break
-			sleep 0.1
-		done
+		dump_until "$pid" '^    f ('
 		cat dump.txt
 		grep -qE "^Process $pid: CPython $v\.[0-9]+" dump.txt || fail "$v: no process line"
 		thread_block dump.txt "$pid" >main.txt
@@ -446,10 +452,7 @@ PY
 	done
 	[ -n "$pid" ] || fail "the namespaced interpreter did not start"
 	track "$pid"
-	for _ in $(seq 20); do
-		"$PA_RECORD" --dump -p "$pid" >dump.txt 2>&1 && grep -q '^    nap (' dump.txt && break
-		sleep 0.2
-	done
+	dump_until "$pid" '^    nap ('
 	cat dump.txt
 	thread_block dump.txt "$pid" | grep '/s\.py:' | diff - <(printf '    %s\n' "nap ($PWD/s.py:3)" "<module> ($PWD/s.py:4)") ||
 		fail "--dump in a pid namespace: Python frames missing"

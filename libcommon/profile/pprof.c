@@ -596,33 +596,6 @@ static int build(struct builder *b, const struct pprof_opts *opts, uint8_t **hea
 	return 0;
 }
 
-int pprof_pack(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
-	       size_t *len)
-{
-	struct builder b = {.cg = cg};
-	uint8_t *head;
-	size_t head_len;
-	int err = build(&b, opts, &head, &head_len);
-
-	*out = NULL;
-	*len = 0;
-	if (!err) {
-		*out = malloc(head_len + b.nr_samples + 1);
-		if (*out) {
-			pa_huge(*out, head_len + b.nr_samples);
-			memcpy(*out, head, head_len);
-			if (b.nr_samples)
-				memcpy(*out + head_len, b.samples, b.nr_samples);
-			*len = head_len + b.nr_samples;
-		} else {
-			err = -ENOMEM;
-		}
-	}
-	free(head);
-	builder_free(&b);
-	return err;
-}
-
 /* in[0] and then in[1] (n bytes each) in one gzip stream at *out. */
 static int gzip2(const uint8_t *const in[2], const size_t n[2], uint8_t **out, size_t *out_len)
 {
@@ -663,11 +636,6 @@ static int gzip2(const uint8_t *const in[2], const size_t n[2], uint8_t **out, s
 	*out = buf;
 	*out_len = cap - zs.avail_out;
 	return 0;
-}
-
-int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	return gzip2((const uint8_t *const[2]){in, NULL}, (const size_t[2]){len, 0}, out, out_len);
 }
 
 int pprof_encode(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,

@@ -36,11 +36,4 @@ void pprof_value_type(const char *event, const char **type, const char **unit);
 int pprof_encode(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
 		 size_t *len);
 
-/* The uncompressed protobuf, for tests and tools that gzip themselves. */
-int pprof_pack(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,
-	       size_t *len);
-
-/* gzip (RFC 1952) of in into a malloc'd buffer.  0 or -ENOMEM/-EIO. */
-int pprof_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
-
 #endif /* PA_PPROF_H */
