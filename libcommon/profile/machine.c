@@ -676,8 +676,14 @@ static const struct dwl_result *resolve_user(struct machine *m, const struct mac
 		} else {
 			unnamed_func(m, l->dso, st, va, f);
 		}
-		/* The real function named by the symbol tables needs no DWARF. */
-		if (real_only && f->sym)
+		/*
+		 * The real function needs no DWARF when the symbol tables name it, or when
+		 * they are a whole .symtab: what that leaves unnamed (PLT slots, padding,
+		 * assembly) DWARF does not name either, and opening a large library's DWARF
+		 * (libc's debug file: 70 ms of inflating) for it would cost a flat report
+		 * as much as all its samples.
+		 */
+		if (real_only && (f->sym || symtab_full(st)))
 			return NULL;
 		if (m->opts.no_inline || !(dw = dso_dwarf(&m->dsos, l->dso)))
 			return NULL;

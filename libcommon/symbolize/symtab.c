@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "symbolize/demangle.h"
 #include "symbolize/symtab_priv.h"
 
@@ -31,6 +32,7 @@ int64_t symtab_builder_str(struct symtab_builder *b, const char *name, size_t le
 		np = realloc(b->pool, ncap);
 		if (!np)
 			return -ENOMEM;
+		pa_huge(np, ncap);
 		b->pool = np;
 		b->pcap = ncap;
 		if (inside)
@@ -57,6 +59,7 @@ int symtab_builder_add(struct symtab_builder *b, uint64_t start, uint64_t size, 
 
 		if (!nv)
 			return -ENOMEM;
+		pa_huge(nv, ncap * sizeof(*nv));
 		b->v = nv;
 		b->cap = ncap;
 	}
@@ -118,39 +121,79 @@ static int cmp_raw(const void *a, const void *b, void *pool)
 	return strcmp(nx, ny);
 }
 
+/*
+ * Insertion sort for as long as it stays cheap: kallsyms comes sorted by address, only
+ * some aliases out of order, and a merge sort of its 120k symbols would cost more than
+ * reading them.  Gives up (false, b->v still a permutation) after b->n moves: an ELF
+ * symbol table, in no order, is left to qsort.
+ */
+static bool sort_nearly_sorted(struct symtab_builder *b)
+{
+	size_t i, j, moves = 0;
+
+	for (i = 1; i < b->n; i++) {
+		struct symtab_raw t = b->v[i];
+
+		for (j = i; j > 0 && cmp_raw(&b->v[j - 1], &t, b->pool) > 0; j--) {
+			b->v[j] = b->v[j - 1];
+			if (++moves > b->n) {
+				b->v[j - 1] = t;
+				return false;
+			}
+		}
+		b->v[j] = t;
+	}
+	return true;
+}
+
 int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t last_extent)
 {
-	struct symtab_isym *out;
+	struct symtab_isym *out, *shrunk;
 	size_t i, n = 0;
 	char *pool;
 
-	if (b->n)
+	_Static_assert(sizeof(struct symtab_isym) <= sizeof(struct symtab_raw),
+		       "the lookup array is built in the raw array's place");
+	if (!sort_nearly_sorted(b))
 		qsort_r(b->v, b->n, sizeof(*b->v), cmp_raw, b->pool);
-	out = malloc((b->n ? b->n : 1) * sizeof(*out));
 	pool = b->plen ? realloc(b->pool, b->plen) : b->pool;
+	if (b->plen && !pool)
+		return -ENOMEM;
+	b->pool = pool;
 	st->dnames = calloc(b->n ? b->n : 1, sizeof(*st->dnames));
-	/* An empty pool (no symbols at all) is no failure. */
-	if (!out || (b->plen && !pool) || !st->dnames) {
-		free(out);
+	out = b->n ? (struct symtab_isym *)b->v : calloc(1, sizeof(*out));
+	if (!st->dnames || !out) {
 		free(st->dnames);
 		st->dnames = NULL;
-		if (pool)
-			b->pool = pool;
+		if (!b->n)
+			free(out);
 		return -ENOMEM;
 	}
-	b->pool = pool;
+	/*
+	 * In place: entry n of the lookup array is no larger than a raw entry and is
+	 * written only after raw entry i >= n is read, so a large table (kallsyms: 120k
+	 * symbols) is not faulted in twice.
+	 */
 	for (i = 0; i < b->n; i++) {
-		const struct symtab_raw *r = &b->v[i];
+		const struct symtab_raw r = b->v[i];
 
-		if (n && out[n - 1].s.start == r->start)
+		if (n && out[n - 1].s.start == r.start)
 			continue; /* an alias of the better name already kept */
-		out[n].s.start = r->start;
-		out[n].s.size = r->size;
-		out[n].s.name = pool + r->name;
-		out[n].end = r->size ? r->start + r->size : r->limit;
-		out[n].mod = r->mod;
+		out[n].s.start = r.start;
+		out[n].s.size = r.size;
+		out[n].s.name = pool + r.name;
+		out[n].end = r.size ? r.start + r.size : r.limit;
+		out[n].mod = r.mod;
 		n++;
 	}
+	if (b->n) {
+		b->v = NULL;
+		b->n = b->cap = 0;
+		shrunk = realloc(out, n * sizeof(*out));
+		if (shrunk)
+			out = shrunk;
+	}
+	st->full = b->full;
 	/* Zero-size symbols reach to the next symbol (or their section's end if closer). */
 	for (i = 0; i < n; i++) {
 		uint64_t next;
@@ -285,6 +328,11 @@ const char *symtab_sym_demangled(const struct symtab *st, const struct sym *s)
 		st->dnames[i] = d ? d : s->name;
 	}
 	return st->dnames[i];
+}
+
+bool symtab_full(const struct symtab *st)
+{
+	return st->full;
 }
 
 size_t symtab_size(const struct symtab *st)

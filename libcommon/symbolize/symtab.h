@@ -44,6 +44,10 @@ int symtab_vaddr_to_offset(const struct symtab *st, uint64_t vaddr, uint64_t *of
 
 size_t symtab_size(const struct symtab *st);
 
+/* Whether an ELF's names came from a .symtab (its own, MiniDebugInfo's or a debug
+ * file's), which names every function a compiler emitted, not .dynsym's exports alone. */
+bool symtab_full(const struct symtab *st);
+
 /* s's name demangled (C++, Rust legacy and v0), computed on first use and kept for the
  * table's lifetime; s->name itself when it is not mangled. */
 const char *symtab_sym_demangled(const struct symtab *st, const struct sym *s);

@@ -309,7 +309,7 @@ static int plt_ordered(struct elf_ctx *c, size_t pi, const struct got_map *gm)
 
 static int load_plt(struct elf_ctx *c)
 {
-	size_t i, plt = 0, plt_sec = 0, plt_got = 0;
+	size_t i, plt = 0, plt_sec = 0, plt_got = 0, rel_plt = 0, rel_dyn = 0;
 	struct got_map gm = {0}, jump = {0};
 	int err = 0;
 
@@ -319,19 +319,25 @@ static int load_plt(struct elf_ctx *c)
 
 		if ((t == SHT_RELA || t == SHT_REL) &&
 		    (!strcmp(n, ".rela.plt") || !strcmp(n, ".rel.plt")))
-			err = collect_slots(c, i, true, &jump);
+			rel_plt = i;
 		else if ((t == SHT_RELA || t == SHT_REL) &&
 			 (!strcmp(n, ".rela.dyn") || !strcmp(n, ".rel.dyn")))
-			err = collect_slots(c, i, false, &gm);
+			rel_dyn = i;
 		else if (!strcmp(n, ".plt"))
 			plt = i;
 		else if (!strcmp(n, ".plt.sec"))
 			plt_sec = i;
 		else if (!strcmp(n, ".plt.got"))
 			plt_got = i;
-		if (err)
-			goto out;
 	}
+	if (rel_plt)
+		err = collect_slots(c, rel_plt, true, &jump);
+	/* GLOB_DAT slots name .plt.got's stubs alone; a large C++ library has no such
+	 * stubs and 350k other relocations in .rela.dyn (libLLVM), not worth a pass. */
+	if (!err && rel_dyn && plt_got)
+		err = collect_slots(c, rel_dyn, false, &gm);
+	if (err)
+		goto out;
 	if (c->ehdr.e_machine == EM_X86_64) {
 		struct got_slot *nv;
 
@@ -391,6 +397,9 @@ static int load_all_symbols(struct elf_ctx *c)
 	for (i = 1; !err && i < c->nsec; i++) {
 		if (c->shdrs[i].sh_type == SHT_SYMTAB || c->shdrs[i].sh_type == SHT_DYNSYM)
 			err = load_symbols(c, i);
+		if (c->shdrs[i].sh_type == SHT_SYMTAB && c->shdrs[i].sh_entsize &&
+		    c->shdrs[i].sh_size / c->shdrs[i].sh_entsize > 1)
+			c->b.full = true;
 	}
 	return err;
 }

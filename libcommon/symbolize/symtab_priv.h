@@ -30,6 +30,7 @@ struct symtab {
 	size_t nr_segs;
 	const char **dnames; /* demangled names by index, filled on first use; ==name: none */
 	bool identity;	     /* offsets are addresses (kallsyms, perf maps) */
+	bool full;	     /* names come from a .symtab, not .dynsym alone */
 	uint64_t ref_text;   /* kallsyms: address of _text (to detect KASLR moves), else 0 */
 };
 
@@ -55,6 +56,7 @@ struct symtab_builder {
 	size_t plen, pcap;
 	uint32_t *mods; /* pool offsets of module names */
 	size_t nr_mods, mods_cap;
+	bool full; /* a .symtab was read (symtab.full) */
 };
 
 /* Append name (len bytes) + suffix to the pool; returns its offset or -ENOMEM. */

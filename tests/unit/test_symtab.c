@@ -70,6 +70,7 @@ static void test_self_function_resolves(void)
 	if (!st)
 		return;
 	CHECK(symtab_size(st) > 10);
+	CHECK(symtab_full(st)); /* built with its .symtab */
 	s = lookup_runtime(st, off);
 	CHECK(s != NULL);
 	if (s) {
@@ -102,6 +103,7 @@ static void test_libc_function_resolves(void)
 	CHECK(s != NULL);
 	if (s)
 		CHECK(strstr(s->name, "getpid") != NULL);
+	CHECK(!symtab_full(st)); /* Debian strips it to .dynsym */
 	symtab_free(st);
 }
 
@@ -202,6 +204,40 @@ static void test_kallsyms_fixture(void)
 	CHECK_STR(s ? symtab_sym_module(st, s) : NULL, "mymod");
 	CHECK(symtab_lookup(st, 0xffffffff80000000) == NULL);
 	CHECK_EQ_U64(st->ref_text, 0xffffffff81000000);
+	symtab_free(st);
+}
+
+/* Sorted by address but for a few lines, as kallsyms comes: the table is still in
+ * address order and each alias group keeps its best name. */
+static void test_kallsyms_nearly_sorted(void)
+{
+	const char *path = write_fixture("kallsyms1", "ffffffff81000000 T _text\n"
+						      "ffffffff81000100 t __weak_alias\n"
+						      "ffffffff81000100 W alias_w\n"
+						      "ffffffff81000100 T alias_best\n"
+						      "ffffffff81000400 T late\n"
+						      "ffffffff81000200 T early\n"
+						      "ffffffff81000300 T middle\n");
+	const struct sym *s;
+	struct symtab *st;
+	bool restricted;
+
+	CHECK(path != NULL);
+	st = symtab_load_kallsyms(path, &restricted);
+	unlink(path);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_EQ_U64(symtab_size(st), 5);
+	s = symtab_lookup(st, 0xffffffff81000180);
+	CHECK_STR(s ? s->name : NULL, "alias_best");
+	s = symtab_lookup(st, 0xffffffff81000250);
+	CHECK_STR(s ? s->name : NULL, "early");
+	s = symtab_lookup(st, 0xffffffff81000350);
+	CHECK_STR(s ? s->name : NULL, "middle");
+	s = symtab_lookup(st, 0xffffffff81000450);
+	CHECK_STR(s ? s->name : NULL, "late");
+	CHECK(!symtab_full(st));
 	symtab_free(st);
 }
 
@@ -346,6 +382,7 @@ int main(void)
 	RUN(test_libc_function_resolves);
 	RUN(test_plt_entry_named);
 	RUN(test_kallsyms_fixture);
+	RUN(test_kallsyms_nearly_sorted);
 	RUN(test_kallsyms_restricted);
 	RUN(test_perfmap_sizes_and_aliases);
 	RUN(test_not_elf);
