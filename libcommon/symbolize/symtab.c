@@ -436,6 +436,8 @@ static struct symtab *identity_finish(struct symtab_builder *b, uint64_t last_ex
 	return st;
 }
 
+#define KALLSYMS_IOBUF (64u << 10)
+
 struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 {
 	struct symtab_builder b = {0};
@@ -443,7 +445,7 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 	bool nonzero = false;
 	uint64_t text = 0;
 	size_t cap = 0;
-	char *line = NULL;
+	char *line = NULL, *iobuf;
 	FILE *f;
 	int err = 0;
 
@@ -452,6 +454,14 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 	f = fopen(path ? path : "/proc/kallsyms", "re");
 	if (!f)
 		return NULL;
+	/*
+	 * procfs says 1 KiB blocks, so stdio would read that little: 4x the calls into
+	 * the kernel, each restarting its walk of the symbols.  (glibc ignores the size
+	 * given without a buffer.)
+	 */
+	iobuf = malloc(KALLSYMS_IOBUF);
+	if (iobuf)
+		setvbuf(f, iobuf, _IOFBF, KALLSYMS_IOBUF);
 	while (getline(&line, &cap, f) > 0) {
 		err = kallsyms_line(&b, line, &nonzero, &text);
 		if (err)
@@ -477,6 +487,7 @@ struct symtab *symtab_load_kallsyms(const char *path, bool *restricted)
 out:
 	free(line);
 	fclose(f);
+	free(iobuf); /* after fclose, which may still use it */
 	symtab_builder_free(&b);
 	if (err) {
 		errno = -err;
