@@ -47,12 +47,10 @@ int64_t symtab_builder_str(struct symtab_builder *b, const char *name, size_t le
 	return off;
 }
 
-int symtab_builder_add(struct symtab_builder *b, uint64_t start, uint64_t size, uint64_t limit,
-		       const char *name, size_t len, const char *suffix, uint32_t bits)
+/* A new raw symbol named by name (see symtab_raw), or -ENOMEM. */
+static int add_raw(struct symtab_builder *b, uint64_t start, uint64_t size, uint64_t limit,
+		   uint64_t name, uint32_t bits)
 {
-	struct symtab_raw *r;
-	int64_t off;
-
 	if (b->n == b->cap) {
 		size_t ncap = b->cap ? b->cap * 2 : 1024;
 		struct symtab_raw *nv = realloc(b->v, ncap * sizeof(*nv));
@@ -63,16 +61,48 @@ int symtab_builder_add(struct symtab_builder *b, uint64_t start, uint64_t size, 
 		b->v = nv;
 		b->cap = ncap;
 	}
-	off = symtab_builder_str(b, name, len, suffix);
-	if (off < 0)
-		return (int)off;
-	r = &b->v[b->n++];
-	r->start = start;
-	r->size = size;
-	r->limit = limit;
-	r->name = (uint32_t)off;
-	r->mod = 0;
-	r->bits = bits;
+	b->v[b->n++] = (struct symtab_raw){
+		.start = start, .size = size, .limit = limit, .name = name, .bits = bits};
+	return 0;
+}
+
+int symtab_builder_add(struct symtab_builder *b, uint64_t start, uint64_t size, uint64_t limit,
+		       const char *name, size_t len, const char *suffix, uint32_t bits)
+{
+	int64_t off = symtab_builder_str(b, name, len, suffix);
+
+	return off < 0 ? (int)off : add_raw(b, start, size, limit, (uint64_t)off, bits);
+}
+
+int symtab_builder_add_ref(struct symtab_builder *b, uint64_t start, uint64_t size, uint64_t limit,
+			   const char *name, uint32_t bits)
+{
+	return add_raw(b, start, size, limit, SB_NAME_REF | (uint64_t)(uintptr_t)name, bits);
+}
+
+static void release_kept(struct symtab_kept *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (k[i].elf)
+			elf_end(k[i].elf);
+		free(k[i].buf);
+	}
+}
+
+int symtab_builder_keep(struct symtab_builder *b, Elf *elf, void *buf)
+{
+	struct symtab_kept k = {elf, buf};
+
+	if (b->nr_kept == SYMTAB_MAX_KEPT) {
+		release_kept(&k, 1);
+		return -ENOSPC;
+	}
+	/* Its descriptor is closed next; what the names need is read already. */
+	if (elf)
+		elf_cntl(elf, ELF_C_FDDONE);
+	b->kept[b->nr_kept++] = k;
 	return 0;
 }
 
@@ -81,7 +111,14 @@ void symtab_builder_free(struct symtab_builder *b)
 	free(b->v);
 	free(b->pool);
 	free(b->mods);
+	release_kept(b->kept, b->nr_kept);
 	memset(b, 0, sizeof(*b));
+}
+
+static const char *raw_name(const char *pool, const struct symtab_raw *r)
+{
+	return r->name & SB_NAME_REF ? (const char *)(uintptr_t)(r->name & ~SB_NAME_REF)
+				     : pool + r->name;
 }
 
 static size_t leading_underscores(const char *s)
@@ -101,7 +138,7 @@ static size_t leading_underscores(const char *s)
 static int cmp_raw(const void *a, const void *b, void *pool)
 {
 	const struct symtab_raw *x = a, *y = b;
-	const char *nx = (char *)pool + x->name, *ny = (char *)pool + y->name;
+	const char *nx = raw_name(pool, x), *ny = raw_name(pool, y);
 	size_t ux, uy, lx, ly;
 
 	if (x->start != y->start)
@@ -181,7 +218,7 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 			continue; /* an alias of the better name already kept */
 		out[n].s.start = r.start;
 		out[n].s.size = r.size;
-		out[n].s.name = pool + r.name;
+		out[n].s.name = raw_name(pool, &r);
 		out[n].end = r.size ? r.start + r.size : r.limit;
 		out[n].mod = r.mod;
 		n++;
@@ -224,6 +261,9 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 	st->nr = n;
 	st->pool = pool;
 	b->pool = NULL;
+	memcpy(st->kept, b->kept, sizeof(st->kept));
+	st->nr_kept = b->nr_kept;
+	b->nr_kept = 0;
 	symtab_builder_free(b);
 	return 0;
 }
@@ -242,6 +282,7 @@ void symtab_free(struct symtab *st)
 	free(st->pool);
 	free(st->mods);
 	free(st->segs);
+	release_kept(st->kept, st->nr_kept);
 	free(st);
 }
 

@@ -29,6 +29,7 @@ struct elf_ctx {
 	size_t shstrndx;
 	struct symtab_builder b;
 	uint64_t names_left; /* name bytes this file may still add to the pool */
+	bool refs;	     /* some names point into elf's data: the table keeps it */
 };
 
 /* A GOT slot and the dynamic symbol its relocation binds. */
@@ -147,7 +148,14 @@ static int load_symbols(struct elf_ctx *c, size_t si)
 		if (c->ehdr.e_machine == EM_ARM)
 			start &= ~1ULL; /* Thumb bit */
 		limit = c->shdrs[sym.st_shndx].sh_addr + c->shdrs[sym.st_shndx].sh_size;
-		err = symtab_builder_add(&c->b, start, sym.st_size, limit, name, len, NULL, bits);
+		/* The name where it is, unless the section ends before its NUL. */
+		if (len < strs->d_size - sym.st_name) {
+			err = symtab_builder_add_ref(&c->b, start, sym.st_size, limit, name, bits);
+			c->refs = true;
+		} else {
+			err = symtab_builder_add(&c->b, start, sym.st_size, limit, name, len, NULL,
+						 bits);
+		}
 		if (err)
 			return err;
 	}
@@ -423,12 +431,16 @@ static int load_debug(struct elf_ctx *c, const char *debug)
 	err = d.elf ? read_shdrs(&d) : -ENOEXEC;
 	if (!err && d.ehdr.e_machine == c->ehdr.e_machine)
 		err = load_all_symbols(&d);
+	if (d.refs) {
+		err = symtab_builder_keep(&d.b, d.elf, NULL) ?: err;
+		d.elf = NULL;
+	}
 	c->b = d.b;
 	if (d.elf)
 		elf_end(d.elf);
 	close(fd);
 	free(d.shdrs);
-	return err == -ENOMEM ? err : 0;
+	return err == -ENOMEM || err == -ENOSPC ? err : 0;
 }
 
 /* A MiniDebugInfo payload never needs more than this; a larger one is corrupt or hostile. */
@@ -524,12 +536,17 @@ static int load_minidebuginfo(struct elf_ctx *c)
 	err = m.elf ? read_shdrs(&m) : -ENOEXEC;
 	if (!err && m.ehdr.e_machine == c->ehdr.e_machine)
 		err = load_all_symbols(&m);
+	if (m.refs) {
+		err = symtab_builder_keep(&m.b, m.elf, buf) ?: err;
+		m.elf = NULL;
+		buf = NULL;
+	}
 	c->b = m.b;
 	if (m.elf)
 		elf_end(m.elf);
 	free(m.shdrs);
 	free(buf);
-	return err == -ENOMEM ? err : 0;
+	return err == -ENOMEM || err == -ENOSPC ? err : 0;
 }
 
 static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
@@ -547,6 +564,10 @@ static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
 		err = load_minidebuginfo(c);
 	if (!err && debug)
 		err = load_debug(c, debug);
+	if (!err && c->refs) {
+		err = symtab_builder_keep(&c->b, c->elf, NULL);
+		c->elf = NULL;
+	}
 	if (!err)
 		err = symtab_builder_finish(&c->b, st, 1 << 20);
 	return err;
