@@ -431,10 +431,10 @@ static int load_debug(struct elf_ctx *c, const char *debug)
 	err = d.elf ? read_shdrs(&d) : -ENOEXEC;
 	if (!err && d.ehdr.e_machine == c->ehdr.e_machine)
 		err = load_all_symbols(&d);
-	if (d.refs) {
-		err = symtab_builder_keep(&d.b, d.elf, NULL) ?: err;
-		d.elf = NULL;
-	}
+	if (d.refs && symtab_builder_keep(&d.b, d.elf, NULL))
+		err = -ENOSPC;
+	if (d.refs)
+		d.elf = NULL; /* kept, or released by the failed keep */
 	c->b = d.b;
 	if (d.elf)
 		elf_end(d.elf);
@@ -536,9 +536,10 @@ static int load_minidebuginfo(struct elf_ctx *c)
 	err = m.elf ? read_shdrs(&m) : -ENOEXEC;
 	if (!err && m.ehdr.e_machine == c->ehdr.e_machine)
 		err = load_all_symbols(&m);
+	if (m.refs && symtab_builder_keep(&m.b, m.elf, buf))
+		err = -ENOSPC;
 	if (m.refs) {
-		err = symtab_builder_keep(&m.b, m.elf, buf) ?: err;
-		m.elf = NULL;
+		m.elf = NULL; /* kept, or released by the failed keep */
 		buf = NULL;
 	}
 	c->b = m.b;
