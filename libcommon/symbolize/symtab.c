@@ -288,22 +288,24 @@ void symtab_free(struct symtab *st)
 
 const struct sym *symtab_lookup(const struct symtab *st, uint64_t addr)
 {
-	size_t lo = 0, hi, mid;
+	const struct symtab_isym *base;
+	size_t n, half;
 
 	if (!st || !st->nr)
 		return NULL;
-	hi = st->nr;
-	/* Last symbol starting at or below addr. */
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (st->syms[mid].s.start <= addr)
-			lo = mid;
-		else
-			hi = mid;
+	/*
+	 * The last symbol starting at or below addr, without a branch on the compare (it
+	 * becomes a cmov): a flat report looks up every sample, and a mispredicted branch
+	 * per level cost more than the loads.
+	 */
+	base = st->syms;
+	for (n = st->nr; n > 1; n -= half) {
+		half = n / 2;
+		base = base[half].s.start <= addr ? base + half : base;
 	}
-	if (st->syms[lo].s.start > addr || addr >= st->syms[lo].end)
+	if (base->s.start > addr || addr >= base->end)
 		return NULL;
-	return &st->syms[lo].s;
+	return &base->s;
 }
 
 const char *symtab_sym_module(const struct symtab *st, const struct sym *s)
