@@ -64,6 +64,39 @@ static struct pd_qev *qev_get(struct pd_oqueue *q)
 	return qe;
 }
 
+/*
+ * Room for a copy of a record of size bytes.  Copies (every record of a compressed
+ * capture) come and go by the million in a few sizes: reused by 64-byte size class,
+ * they cost no malloc and free each, which in a reader with a second thread take a
+ * lock.
+ */
+static void *rec_alloc(struct pd_oqueue *q, size_t size)
+{
+	size_t c = (size + 63) / 64;
+	void *p;
+
+	if (!c || c > PD_OQ_REC_CLASSES)
+		return malloc(size);
+	p = q->free_rec[c - 1];
+	if (!p)
+		return malloc(c * 64);
+	memcpy(&q->free_rec[c - 1], p, sizeof(void *));
+	return p;
+}
+
+static void rec_free(struct pd_oqueue *q, const struct perf_event_header *rec)
+{
+	size_t c = (rec->size + 63u) / 64;
+	void *p = (void *)rec;
+
+	if (!c || c > PD_OQ_REC_CLASSES) {
+		free(p);
+		return;
+	}
+	memcpy(p, &q->free_rec[c - 1], sizeof(void *));
+	q->free_rec[c - 1] = p;
+}
+
 /* p moved with its record from old to new, if it pointed into it. */
 static const void *rebase(const void *p, const void *old, size_t size, const void *new)
 {
@@ -120,7 +153,7 @@ int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bo
 	qe->ev = *ev;
 	qe->owned = copy;
 	if (copy) {
-		struct perf_event_header *c = malloc(rec->size);
+		struct perf_event_header *c = rec_alloc(q, rec->size);
 
 		if (!c) {
 			pd_oq_done(q, qe);
@@ -198,7 +231,7 @@ void pd_oq_done(struct pd_oqueue *q, struct pd_qev *qe)
 	if (!qe)
 		return;
 	if (qe->owned)
-		free((void *)qe->ev.hdr);
+		rec_free(q, qe->ev.hdr);
 	qe->owned = false;
 	qe->next_free = q->free_qe;
 	q->free_qe = qe;
@@ -252,6 +285,14 @@ void pd_oq_free(struct pd_oqueue *q)
 	for (size_t i = q->run_head; i < q->run_end; i++)
 		if (q->run[i].qe->owned)
 			free((void *)q->run[i].qe->ev.hdr);
+	for (size_t i = 0; i < PD_OQ_REC_CLASSES; i++) {
+		while (q->free_rec[i]) {
+			void *p = q->free_rec[i];
+
+			memcpy(&q->free_rec[i], p, sizeof(void *));
+			free(p);
+		}
+	}
 	while (q->chunks) {
 		struct pd_qev_chunk *c = q->chunks;
 

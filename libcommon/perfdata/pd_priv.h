@@ -124,6 +124,9 @@ struct pd_oent {
 	struct pd_qev *qe;
 };
 struct pd_qev_chunk;
+/* Copies of records up to this many 64-byte size classes are kept for reuse. */
+#define PD_OQ_REC_CLASSES 16
+
 struct pd_oqueue {
 	/*
 	 * Records that come in time order (most do: each CPU's buffer is) are appended
@@ -140,6 +143,7 @@ struct pd_oqueue {
 	uint64_t limit;	    /* records up to this time may be released */
 	struct pd_qev *free_qe;
 	struct pd_qev_chunk *chunks;
+	void *free_rec[PD_OQ_REC_CLASSES]; /* record copies given back, by size class */
 };
 /* Queue the parsed event ev (copying its record when copy is set).  0 or -ENOMEM. */
 int pd_oq_push(struct pd_oqueue *q, const struct pd_event *ev, uint64_t time, bool copy);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +71,16 @@ struct pd_reader {
 	struct pd_zstd_dec *zd;	  /* from the first COMPRESSED record on */
 	uint64_t zoff;		  /* offset of the last COMPRESSED record */
 	uint64_t nr_compressed;
+	bool want_ahead;	    /* pd_reader_read_ahead: start the thread at the first next */
+	struct pd_ahead *ahead;	    /* the thread reading records, when it runs */
+	const uint8_t *ahead_floor; /* mapped records from here on may still be read */
+	struct pd_event held;	    /* read, for the next batch (its arena was full) */
+	bool have_held;
 };
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void ahead_stop(struct pd_reader *r);
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
 {
@@ -440,6 +447,8 @@ void pd_reader_close(struct pd_reader *r)
 {
 	if (!r)
 		return;
+	if (r->ahead)
+		ahead_stop(r);
 	if (r->own_fd)
 		close(r->fd);
 	for (size_t i = 0; i < r->nr_evsels; i++) {
@@ -810,6 +819,8 @@ static void drop_behind(struct pd_reader *r)
 		keep = (const uint8_t *)r->delivered->ev.hdr;
 	if (q && q < keep)
 		keep = q;
+	if (r->ahead_floor && r->ahead_floor < keep)
+		keep = r->ahead_floor;
 	end = (size_t)(keep - lo) / page * page;
 	if (end > r->map_dropped + PD_DROP_STEP) {
 		madvise((void *)(lo + r->map_dropped), end - r->map_dropped, MADV_DONTNEED);
@@ -837,7 +848,8 @@ static void fill_ahead(struct pd_reader *r)
 		r->map_filled = to;
 }
 
-int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
+/* pd_reader_next in the thread that reads (the caller's, or the read-ahead one). */
+static int next_record(struct pd_reader *r, struct pd_event *ev)
 {
 	struct pd_qev *qe;
 	int ret;
@@ -880,6 +892,244 @@ int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
 			return fail(r, ret, "out of memory ordering records");
 		pd_oq_relieve(&r->oq);
 	}
+}
+
+/*
+ * Read-ahead: a second thread runs next_record and hands the events over in batches,
+ * two of them, one being filled while the caller works through the other.  An event
+ * points into its record: a record in the mapped file stays put, any other (an
+ * unaligned copy, decompressed data, the ordering queue's copy) is copied into its
+ * batch's arena first.  Only the thread touches the reader until it has handed over
+ * its last batch; that handover (under the lock) orders everything it wrote, the
+ * error text and the counters included, before the caller reads them.
+ */
+#define PD_BATCH       8192
+#define PD_BATCH_FIRST 256
+#define PD_ARENA_MAX   (16u << 20)
+
+struct pd_batch {
+	struct pd_event ev[PD_BATCH];
+	size_t n, next; /* filled, and handed out */
+	int ret;	/* after the n events: 1 more batches follow; 0 end; -errno */
+	bool full;	/* the caller's to read (else the thread's to fill) */
+	uint8_t *arena; /* copies of records outside the map */
+	size_t arena_used, arena_cap, arena_want;
+	const uint8_t *low; /* the lowest mapped record among ev[] (NULL: none) */
+};
+
+struct pd_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;		  /* the caller is closing: the thread ends */
+	struct pd_batch batch[2]; /* filled in turn */
+	size_t cur;		  /* the batch the caller reads */
+	bool started;		  /* the caller has taken its first batch */
+};
+
+/* Copy ev's record into b's arena and point ev there.  0 or -ENOMEM. */
+static int batch_copy(struct pd_batch *b, struct pd_event *ev)
+{
+	size_t size = ev->hdr->size, need = b->arena_used + ((size + 7) & ~(size_t)7);
+	const uint8_t *old = (const uint8_t *)ev->hdr;
+	uint8_t *rec;
+
+	if (need > b->arena_cap) {
+		size_t cap = b->arena_cap ? 2 * b->arena_cap : 64 << 10;
+		uint8_t *na;
+
+		while (cap < need)
+			cap *= 2;
+		/* Earlier events point into the arena: it may not move.  It grows when
+		 * the batch is filled again, up to PD_ARENA_MAX (records of a
+		 * compressed capture are all copied). */
+		if (b->arena_used) {
+			if (b->arena_cap < PD_ARENA_MAX)
+				b->arena_want = cap;
+			return -EAGAIN;
+		}
+		na = realloc(b->arena, cap);
+		if (!na)
+			return -ENOMEM;
+		b->arena = na;
+		b->arena_cap = cap;
+	}
+	rec = b->arena + b->arena_used;
+	memcpy(rec, old, size);
+	b->arena_used = need;
+	ev->hdr = (const struct perf_event_header *)rec;
+	if (ev->sample.ips)
+		ev->sample.ips = (const uint64_t *)(rec + ((const uint8_t *)ev->sample.ips - old));
+	if (ev->sample.raw)
+		ev->sample.raw = rec + ((const uint8_t *)ev->sample.raw - old);
+	return 0;
+}
+
+static const uint8_t *lower(const uint8_t *a, const uint8_t *b)
+{
+	return !a || (b && b < a) ? b : a;
+}
+
+/* Fill b: up to max events, fewer when the data ends or on an error. */
+static void batch_fill(struct pd_reader *r, struct pd_batch *b, struct pd_batch *other, size_t max)
+{
+	int ret = 1, err;
+
+	b->n = b->next = b->arena_used = 0;
+	b->low = NULL;
+	if (b->arena_want > b->arena_cap) {
+		uint8_t *na = realloc(b->arena, b->arena_want);
+
+		if (na) {
+			b->arena = na;
+			b->arena_cap = b->arena_want;
+		}
+	}
+	while (b->n < max) {
+		struct pd_event *ev = &b->ev[b->n];
+
+		/* What the caller may still read lies above both batches' lowest record. */
+		r->ahead_floor = lower(other->low, b->low);
+		if (r->have_held) {
+			*ev = r->held;
+			r->have_held = false;
+			ret = 1;
+		} else {
+			ret = next_record(r, ev);
+		}
+		if (ret <= 0)
+			break;
+		if (in_map(r, ev->hdr)) {
+			b->low = lower(b->low, (const uint8_t *)ev->hdr);
+		} else if ((err = batch_copy(b, ev))) {
+			if (err == -EAGAIN) {
+				/* The arena is full: this event goes first in the next batch. */
+				r->held = *ev;
+				r->have_held = true;
+				ret = 1;
+				break;
+			}
+			ret = fail(r, err, "out of memory reading ahead");
+			break;
+		}
+		b->n++;
+		ret = 1;
+	}
+	b->ret = ret;
+}
+
+static void *ahead_run(void *arg)
+{
+	struct pd_reader *r = arg;
+	struct pd_ahead *a = r->ahead;
+	size_t i = 0, max = PD_BATCH_FIRST;
+	int ret;
+
+	do {
+		struct pd_batch *b = &a->batch[i];
+		bool stop;
+
+		pthread_mutex_lock(&a->lock);
+		while (b->full && !a->stop)
+			pthread_cond_wait(&a->cond, &a->lock);
+		stop = a->stop;
+		pthread_mutex_unlock(&a->lock);
+		if (stop)
+			break;
+		batch_fill(r, b, &a->batch[i ^ 1], max);
+		/* Small at first, so the caller starts at once; then large, as each
+		 * handover wakes a thread (a futex call, tens of microseconds on a VM). */
+		max = max < PD_BATCH / 2 ? 2 * max : PD_BATCH;
+		ret = b->ret;
+		pthread_mutex_lock(&a->lock);
+		b->full = true;
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+		i ^= 1;
+	} while (ret == 1);
+	return NULL;
+}
+
+static void ahead_free(struct pd_ahead *a)
+{
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a->batch[0].arena);
+	free(a->batch[1].arena);
+	free(a);
+}
+
+/* Start the thread; false when it cannot run (the caller reads itself then). */
+static bool ahead_start(struct pd_reader *r)
+{
+	struct pd_ahead *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return false;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	r->ahead = a;
+	if (pthread_create(&a->thread, NULL, ahead_run, r)) {
+		r->ahead = NULL;
+		ahead_free(a);
+		return false;
+	}
+	return true;
+}
+
+static void ahead_stop(struct pd_reader *r)
+{
+	struct pd_ahead *a = r->ahead;
+
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	r->ahead = NULL;
+	ahead_free(a);
+}
+
+static int ahead_next(struct pd_ahead *a, struct pd_event *ev)
+{
+	struct pd_batch *b = &a->batch[a->cur];
+
+	if (!a->started || b->next == b->n) {
+		if (a->started) {
+			if (b->ret != 1)
+				return b->ret; /* the end, or the error, again */
+			/* Done with this one: back to the thread, on to the other. */
+			pthread_mutex_lock(&a->lock);
+			b->full = false;
+			pthread_cond_broadcast(&a->cond);
+			pthread_mutex_unlock(&a->lock);
+			a->cur ^= 1;
+			b = &a->batch[a->cur];
+		}
+		a->started = true;
+		pthread_mutex_lock(&a->lock);
+		while (!b->full)
+			pthread_cond_wait(&a->cond, &a->lock);
+		pthread_mutex_unlock(&a->lock);
+		if (b->next == b->n)
+			return b->ret;
+	}
+	*ev = b->ev[b->next++];
+	return 1;
+}
+
+void pd_reader_read_ahead(struct pd_reader *r)
+{
+	r->want_ahead = !r->pipe;
+}
+
+int pd_reader_next(struct pd_reader *r, struct pd_event *ev)
+{
+	if (r->want_ahead) {
+		r->want_ahead = false;
+		ahead_start(r);
+	}
+	return r->ahead ? ahead_next(r->ahead, ev) : next_record(r, ev);
 }
 
 const char *pd_reader_error(const struct pd_reader *r)

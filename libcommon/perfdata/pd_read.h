@@ -61,6 +61,16 @@ const char *pd_reader_error(const struct pd_reader *r);
  */
 void pd_reader_set_ordered(struct pd_reader *r, bool ordered);
 
+/*
+ * File mode: read and decode records in a second thread, ahead of the caller, who
+ * then spends its time on what it does with them (a flat report of 1M samples: a
+ * third less).  Events are the same, in the same order; an event stays valid until
+ * the next call, as always.  While records are being read, only pd_reader_next may be
+ * called (and pd_reader_evsel*, whose tables a file does not change).  Nothing in
+ * pipe mode.
+ */
+void pd_reader_read_ahead(struct pd_reader *r);
+
 bool pd_reader_is_pipe(const struct pd_reader *r);
 size_t pd_reader_nr_evsel(const struct pd_reader *r);
 const struct pd_evsel *pd_reader_evsel(const struct pd_reader *r, size_t idx);

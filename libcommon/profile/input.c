@@ -37,6 +37,7 @@ int pa_input_load(struct pa_input *in, const char *path, const struct machine_op
 	}
 	/* Per-CPU buffers interleave: a COMM or MMAP2 may follow samples that need it. */
 	pd_reader_set_ordered(in->r, true);
+	pd_reader_read_ahead(in->r);
 	in->m = machine_new(mopts ? mopts : &defaults);
 	if (!in->m) {
 		pa_err("out of memory");
