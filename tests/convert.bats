@@ -173,6 +173,18 @@ pprof_top_sym() {
 	[ "$(ls -A | sort | tr '\n' ' ')" = "cpu.data cpu_split garbage.data out.pb.gz " ]
 }
 
+@test "convert: a full disk ends pa-convert with one line naming it, and a failure" {
+	require_bin "$PA_CONVERT"
+	perf_capture cpu.data cpu_split 1
+	for fmt in --folded --pprof; do
+		run bash -c '"$0" -i cpu.data "$1" >/dev/full' "$PA_CONVERT" "$fmt"
+		[ "$status" -eq 1 ] || fail "$fmt: exit $status"
+		[ "${#lines[@]}" -eq 1 ] || fail "$fmt: $output"
+		[[ $output == "pa-convert: error: writing stdout: No space left on device" ]] ||
+			fail "$fmt: $output"
+	done
+}
+
 @test "convert: reads stdin when it is a pipe" {
 	require_bin "$PA_CONVERT"
 	# A pipe carries pipe-mode streams (file mode needs seeking, as for perf).

@@ -8,11 +8,15 @@
 
 #include "profile/callgraph.h"
 
+/* Where folded_render's text goes, a piece at a time: 0 or -errno. */
+typedef int (*folded_write_fn)(void *ctx, const char *buf, size_t len);
+
 /*
  * Folded stacks of event ev: "comm;root;...;leaf COUNT\n" per distinct line, sorted
  * by text; kernel frames end in "_[k]".  COUNT is samples, except for offcpu-time
- * where it is nanoseconds off the CPU.  0 or -ENOMEM.
+ * where it is nanoseconds off the CPU.  The text goes to write in pieces of about a
+ * MiB.  0, -ENOMEM, or what write returned.
  */
-int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *len);
+int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn write, void *ctx);
 
 #endif /* PA_CONVERT_H */

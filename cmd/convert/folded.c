@@ -5,9 +5,10 @@
  *
  * A line is "comm;root;...;leaf COUNT".  Each part of it (a comm, or a frame's name
  * with its "_[k]"/"_[i]" mark) is made once and interned, so a line is a sequence of
- * token pointers: stacks that print the same text (two addresses of one function,
- * two functions of one name) have equal sequences and merge by hashing, and lines
- * sort by comparing tokens, not by rendering and comparing text.
+ * token ids: lines sort by comparing tokens, not by rendering and comparing text, and
+ * stacks that print the same text (two threads of a process, two addresses of one
+ * function) have equal sequences, which the sort puts next to each other, to be
+ * merged as they are written.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +26,7 @@ struct token {
 	size_t len;
 };
 
-/* One distinct line: tokens [first, first + nr) of the token sequence array. */
+/* One stack's line: tokens [first, first + nr) of the token sequence array. */
 struct line {
 	size_t first;
 	uint32_t nr;
@@ -52,10 +53,8 @@ struct folder {
 	 */
 	uint32_t *rank;
 	bool semi;
-	size_t text_max; /* the text of all lines is no longer */
-	uint32_t *seq;	 /* every line's token ids, back to back */
+	uint32_t *seq; /* every line's token ids, back to back */
 	size_t nr_seq, cap_seq;
-	struct hidx line_idx;
 	struct line *lines;
 	size_t nr_lines, cap_lines;
 };
@@ -115,25 +114,14 @@ static uint32_t frame_token(struct folder *f, const struct cg_profile *cg, uint3
 	return t;
 }
 
-static bool line_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct folder *f = ctx;
-	const struct line *a = &f->lines[id], *b = key;
-
-	return a->nr == b->nr &&
-	       !memcmp(&f->seq[a->first], &f->seq[b->first], a->nr * sizeof(*f->seq));
-}
-
-/* Add stack s's line (count more of it): comm, then frames root first, inlined
- * functions above their real function. */
+/* Add stack s's line (count of it): comm, then frames root first, inlined functions
+ * above their real function. */
 static int add_line(struct folder *f, const struct cg_profile *cg, const struct cg_stack *s,
 		    uint64_t count)
 {
 	struct line key = {.first = f->nr_seq, .count = count};
 	uint32_t t;
-	uint64_t h = 0;
 	size_t i, need = 1;
-	int64_t id;
 
 	for (i = 0; i < s->nr; i++)
 		need += cg_loc(cg, s->locs[i])->nr_frames;
@@ -156,21 +144,10 @@ static int add_line(struct folder *f, const struct cg_profile *cg, const struct 
 			f->seq[f->nr_seq + key.nr++] = t;
 		}
 	}
-	for (i = 0; i < key.nr; i++)
-		h = hash_mix(h, f->seq[key.first + i]);
-	id = hidx_find(&f->line_idx, h, line_eq, f, &key);
-	if (id >= 0) {
-		f->lines[id].count += count;
-		return 0; /* its tokens are dropped: the next line overwrites them */
-	}
-	if (pa_grow((void **)&f->lines, &f->cap_lines, f->nr_lines + 1, sizeof(*f->lines)) ||
-	    hidx_insert(&f->line_idx, h, f->nr_lines))
+	if (pa_grow((void **)&f->lines, &f->cap_lines, f->nr_lines + 1, sizeof(*f->lines)))
 		return -ENOMEM;
 	f->lines[f->nr_lines++] = key;
 	f->nr_seq += key.nr;
-	for (i = 0; i < key.nr; i++)
-		f->text_max += f->toks[f->seq[key.first + i]].len + 1;
-	f->text_max += 21; /* the count and the newline */
 	return 0;
 }
 
@@ -334,7 +311,7 @@ static void sort_lines(struct folder *f, struct sort_ent *se, size_t n, uint32_t
 		sort_lines(f, se, lt, d, levels - 1);
 		sort_lines(f, se + gt, n - gt, d, levels - 1);
 		if (!pivot)
-			return; /* lines that ended here are equal: merged, so one at most */
+			return; /* the lines that ended here are equal */
 		se += lt;
 		n = gt - lt;
 		d++;
@@ -368,24 +345,88 @@ static void folder_free(struct folder *f)
 	free(f->seq);
 	free(f->lines);
 	hidx_free(&f->tok_idx);
-	hidx_free(&f->line_idx);
 }
 
-int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *len)
+static bool same_line(const struct folder *f, const struct line *a, const struct line *b)
+{
+	return a->nr == b->nr &&
+	       !memcmp(&f->seq[a->first], &f->seq[b->first], a->nr * sizeof(*f->seq));
+}
+
+/* The text goes out in pieces this large (a longer line grows it). */
+#define OUT_CHUNK (1u << 20)
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	folded_write_fn write;
+	void *ctx;
+};
+
+/* Room for need more bytes, writing out what is there first.  0 or -errno. */
+static int out_room(struct out *o, size_t need)
+{
+	if (o->len + need <= o->cap)
+		return 0;
+	int err = o->len ? o->write(o->ctx, o->buf, o->len) : 0;
+
+	if (err)
+		return err;
+	o->len = 0;
+	if (need > o->cap) {
+		char *nb = realloc(o->buf, need);
+
+		if (!nb)
+			return -ENOMEM;
+		o->buf = nb;
+		o->cap = need;
+	}
+	return 0;
+}
+
+/* Line l with count, as "tok;tok;...;tok COUNT\n". */
+static int put_line(const struct folder *f, struct out *o, const struct line *l, uint64_t count)
+{
+	size_t k, need = 21 + 1; /* the count, the newline */
+	char *p;
+	int err;
+
+	for (k = 0; k < l->nr; k++)
+		need += f->toks[f->seq[l->first + k]].len + 1;
+	err = out_room(o, need);
+	if (err)
+		return err;
+	p = o->buf + o->len;
+	for (k = 0; k < l->nr; k++) {
+		const struct token *t = &f->toks[f->seq[l->first + k]];
+
+		memcpy(p, t->text, t->len);
+		p += t->len;
+		*p++ = k + 1 < l->nr ? ';' : ' ';
+	}
+	p = put_u64(p, count);
+	*p++ = '\n';
+	o->len = p - o->buf;
+	return 0;
+}
+
+int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn write, void *ctx)
 {
 	const struct cg_event *e = cg_event(cg, ev);
 	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
 	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
+	struct out o = {.write = write, .ctx = ctx};
 	struct sort_ent *se = NULL;
 	struct folder f = {0};
-	size_t i, k;
-	char *p;
+	const struct line *prev = NULL;
+	uint64_t count = 0;
+	size_t i;
 	int err = -ENOMEM;
 
-	*out = NULL;
-	*len = 0;
 	f.frame_tok = calloc(cg_nr_frames(cg) + 1, sizeof(*f.frame_tok));
-	if (!f.frame_tok)
+	o.buf = malloc(OUT_CHUNK);
+	o.cap = OUT_CHUNK;
+	if (!f.frame_tok || !o.buf)
 		goto out;
 	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
@@ -402,11 +443,7 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 		sort_lines(&f, se, f.nr_lines, 0, 2 * 64);
 	else if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
 		qsort_r(se, f.nr_lines, sizeof(*se), cmp_lines, &f);
-	/* One allocation as large as the text can be; malloc maps what is not used. */
-	p = *out = malloc(f.text_max + 1);
-	if (!p)
-		goto out;
-	pa_huge(p, f.text_max + 1);
+	/* Equal lines are next to each other now: one line with their counts summed. */
 	for (i = 0; i < f.nr_lines; i++) {
 		const struct line *l = &f.lines[se[i].line];
 
@@ -415,25 +452,21 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, char **out, size_t *
 			__builtin_prefetch(&f.lines[se[i + 16].line]);
 		if (i + 8 < f.nr_lines)
 			__builtin_prefetch(&f.seq[f.lines[se[i + 8].line].first]);
-		for (k = 0; k < l->nr; k++) {
-			const struct token *t = &f.toks[f.seq[l->first + k]];
-
-			memcpy(p, t->text, t->len);
-			p += t->len;
-			*p++ = k + 1 < l->nr ? ';' : ' ';
+		if (prev && same_line(&f, prev, l)) {
+			count += l->count;
+			continue;
 		}
-		p = put_u64(p, l->count);
-		*p++ = '\n';
+		if (prev && (err = put_line(&f, &o, prev, count)))
+			goto out;
+		prev = l;
+		count = l->count;
 	}
-	*len = p - *out;
-	err = 0;
+	if (prev && (err = put_line(&f, &o, prev, count)))
+		goto out;
+	err = o.len ? write(ctx, o.buf, o.len) : 0;
 out:
+	free(o.buf);
 	free(se);
 	folder_free(&f);
-	if (err) {
-		free(*out);
-		*out = NULL;
-		*len = 0;
-	}
 	return err;
 }

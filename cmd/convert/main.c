@@ -166,25 +166,51 @@ static int pick_event(const struct convert *cv, const struct cg_profile *cg, con
 	return 0;
 }
 
-static int write_output(const struct convert *cv, const void *buf, size_t len)
-{
-	const char *path = cv->output ? cv->output : "-";
+/* The output being written: a temporary file renamed at the end, or stdout. */
+struct output {
+	const char *path;
 	struct pa_outfile of;
-	int err = pa_outfile_open(&of, path);
+	int werr; /* the first write error */
+};
 
-	if (err) {
-		pa_err("cannot create %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = pa_write_all(of.fd, buf, len);
-	if (err) {
-		pa_err("writing %s: %s", of.path ? of.path : "stdout", strerror(-err));
-		pa_outfile_abort(&of);
-		return err;
-	}
-	err = pa_outfile_commit(&of, false);
+static int output_open(struct output *out, const struct convert *cv)
+{
+	int err;
+
+	out->path = cv->output ? cv->output : "-";
+	out->werr = 0;
+	err = pa_outfile_open(&out->of, out->path);
 	if (err)
-		pa_err("writing %s: %s", path, strerror(-err));
+		pa_err("cannot create %s: %s", out->path, strerror(-err));
+	return err;
+}
+
+/* A folded_write_fn. */
+static int output_write(void *ctx, const char *buf, size_t len)
+{
+	struct output *out = ctx;
+
+	if (!out->werr)
+		out->werr = pa_write_all(out->of.fd, buf, len);
+	return out->werr;
+}
+
+/* Done: err (from making the output) 0 renames the file into place, else removes
+ * it, saying why.  0 or -errno. */
+static int output_close(struct output *out, int err)
+{
+	if (out->werr)
+		pa_err("writing %s: %s", out->of.path ? out->of.path : "stdout",
+		       strerror(-out->werr));
+	else if (err)
+		pa_err("encoding the profile: %s", strerror(-err));
+	if (err || out->werr) {
+		pa_outfile_abort(&out->of);
+		return err ? err : out->werr;
+	}
+	err = pa_outfile_commit(&out->of, false);
+	if (err)
+		pa_err("writing %s: %s", out->path, strerror(-err));
 	return err;
 }
 
@@ -194,6 +220,7 @@ int main(int argc, char **argv)
 	struct pa_input in = {0};
 	struct cg_profile *cg = NULL;
 	struct pprof_opts po = {0};
+	struct output out;
 	uint8_t *buf = NULL;
 	size_t len = 0, nr_samples = 0, i;
 	int ret = 1, err, ev;
@@ -233,17 +260,21 @@ int main(int argc, char **argv)
 	if (cv.fmt == FMT_PPROF) {
 		capture_times(cg, &in, &po);
 		err = pprof_encode(cg, &po, &buf, &len);
+		if (err) {
+			pa_err("encoding the profile: %s", strerror(-err));
+			goto out;
+		}
+		if (output_open(&out, &cv))
+			goto out;
+		err = output_write(&out, (const char *)buf, len);
 	} else {
 		ev = pick_event(&cv, cg, in.name);
-		if (ev < 0)
+		if (ev < 0 || output_open(&out, &cv))
 			goto out;
-		err = folded_render(cg, ev, (char **)&buf, &len);
+		/* Written as it is made: the text of 1M stacks is 70 MB. */
+		err = folded_render(cg, ev, output_write, &out);
 	}
-	if (err) {
-		pa_err("encoding the profile: %s", strerror(-err));
-		goto out;
-	}
-	if (write_output(&cv, buf, len))
+	if (output_close(&out, out.werr ? 0 : err))
 		goto out;
 	ret = 0;
 out:
