@@ -114,19 +114,23 @@ static void id_free(struct idmap *h)
 /* ---- maps ---- */
 
 /* Index of the first map ending after addr. */
+/*
+ * The first map ending above addr (ms->n: none).  Without a branch on the compare (a
+ * cmov per level): every address of every sample comes here, and in no predictable
+ * order.
+ */
 static size_t maps_lower(const struct maps *ms, uint64_t addr)
 {
-	size_t lo = 0, hi = ms->n;
+	const struct map *base = ms->v;
+	size_t n = ms->n, half;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ms->v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!n)
+		return 0;
+	for (; n > 1; n -= half) {
+		half = n / 2;
+		base = base[half].end <= addr ? base + half : base;
 	}
-	return lo;
+	return (size_t)(base - ms->v) + (base->end <= addr);
 }
 
 static const struct map *maps_find(const struct maps *ms, uint64_t addr)
