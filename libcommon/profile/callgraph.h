@@ -67,8 +67,8 @@ struct cg_func {
 struct cg_stack {
 	uint32_t event; /* index into cg_event() */
 	uint32_t pid, tid;
-	const char *comm;     /* interned: equal comms have equal pointers */
 	uint32_t nr;	      /* locations, leaf first; always >= 1 */
+	const char *comm;     /* interned: equal comms have equal pointers */
 	const uint32_t *locs; /* ids for cg_loc() */
 	uint64_t count;	      /* samples */
 	uint64_t period;      /* sum of their periods */
