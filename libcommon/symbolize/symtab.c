@@ -212,16 +212,20 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab *st, uint64_t 
 	 * symbols) is not faulted in twice.
 	 */
 	for (i = 0; i < b->n; i++) {
-		const struct symtab_raw r = b->v[i];
+		struct symtab_isym o;
+		struct symtab_raw r;
 
+		/* Through memcpy: the two types share memory, which typed accesses
+		 * would let the compiler reorder (strict aliasing). */
+		memcpy(&r, &b->v[i], sizeof(r));
 		if (n && out[n - 1].s.start == r.start)
 			continue; /* an alias of the better name already kept */
-		out[n].s.start = r.start;
-		out[n].s.size = r.size;
-		out[n].s.name = raw_name(pool, &r);
-		out[n].end = r.size ? r.start + r.size : r.limit;
-		out[n].mod = r.mod;
-		n++;
+		o = (struct symtab_isym){
+			.s = {.start = r.start, .size = r.size, .name = raw_name(pool, &r)},
+			.end = r.size ? r.start + r.size : r.limit,
+			.mod = r.mod,
+		};
+		memcpy(&out[n++], &o, sizeof(o));
 	}
 	if (b->n) {
 		b->v = NULL;
