@@ -366,10 +366,11 @@ struct out {
 /* Room for need more bytes, writing out what is there first.  0 or -errno. */
 static int out_room(struct out *o, size_t need)
 {
+	int err;
+
 	if (o->len + need <= o->cap)
 		return 0;
-	int err = o->len ? o->write(o->ctx, o->buf, o->len) : 0;
-
+	err = o->len ? o->write(o->ctx, o->buf, o->len) : 0;
 	if (err)
 		return err;
 	o->len = 0;

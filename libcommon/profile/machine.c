@@ -113,7 +113,6 @@ static void id_free(struct idmap *h)
 
 /* ---- maps ---- */
 
-/* Index of the first map ending after addr. */
 /*
  * The first map ending above addr (ms->n: none).  Without a branch on the compare (a
  * cmov per level): every address of every sample comes here, and in no predictable
