@@ -71,11 +71,8 @@ struct pd_reader {
 	struct pd_zstd_dec *zd;	  /* from the first COMPRESSED record on */
 	uint64_t zoff;		  /* offset of the last COMPRESSED record */
 	uint64_t nr_compressed;
-	bool want_ahead;	    /* pd_reader_read_ahead: start the thread at the first next */
-	struct pd_ahead *ahead;	    /* the thread reading records, when it runs */
-	const uint8_t *ahead_floor; /* mapped records from here on may still be read */
-	struct pd_event held;	    /* read, for the next batch (its arena was full) */
-	bool have_held;
+	bool want_ahead;	/* pd_reader_read_ahead: start the thread at the first next */
+	struct pd_ahead *ahead; /* the thread reading records, when it runs */
 };
 
 static int fail(struct pd_reader *r, int code, const char *fmt, ...)
@@ -800,6 +797,43 @@ static bool in_map(const struct pd_reader *r, const void *rec)
 	return r->map && p >= r->map && p < r->map + r->map_len;
 }
 
+/*
+ * Read-ahead: a second thread runs next_record and hands the events over in batches,
+ * two of them, one being filled while the caller works through the other.  An event
+ * points into its record: a record in the mapped file stays put, any other (an
+ * unaligned copy, decompressed data, the ordering queue's copy) is copied into its
+ * batch's arena first.  Only the thread touches the reader until it has handed over
+ * its last batch; that handover (under the lock) orders everything it wrote, the
+ * error text and the counters included, before the caller reads them.
+ */
+#define PD_BATCH       8192
+#define PD_BATCH_FIRST 256
+#define PD_ARENA_MAX   (16u << 20)
+
+struct pd_batch {
+	struct pd_event ev[PD_BATCH];
+	size_t n, next; /* filled, and handed out */
+	int ret;	/* after the n events: 1 more batches follow; 0 end; -errno */
+	bool full;	/* the caller's to read (else the thread's to fill) */
+	uint8_t *arena; /* copies of records outside the map */
+	size_t arena_used, arena_cap, arena_want;
+	const uint8_t *low; /* the lowest mapped record among ev[] (NULL: none) */
+};
+
+struct pd_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;		  /* the caller is closing: the thread ends */
+	struct pd_batch batch[2]; /* filled in turn */
+	size_t cur;		  /* the batch the caller reads */
+	bool started;		  /* the caller has taken its first batch */
+	/* The thread's own. */
+	const uint8_t *floor; /* mapped records from here on may still be read */
+	struct pd_event held; /* read, for the next batch (its arena was full) */
+	bool have_held;
+};
+
 #define PD_DROP_STEP (16u << 20)
 
 /*
@@ -819,8 +853,8 @@ static void drop_behind(struct pd_reader *r)
 		keep = (const uint8_t *)r->delivered->ev.hdr;
 	if (q && q < keep)
 		keep = q;
-	if (r->ahead_floor && r->ahead_floor < keep)
-		keep = r->ahead_floor;
+	if (r->ahead && r->ahead->floor && r->ahead->floor < keep)
+		keep = r->ahead->floor;
 	end = (size_t)(keep - lo) / page * page;
 	if (end > r->map_dropped + PD_DROP_STEP) {
 		madvise((void *)(lo + r->map_dropped), end - r->map_dropped, MADV_DONTNEED);
@@ -894,39 +928,6 @@ static int next_record(struct pd_reader *r, struct pd_event *ev)
 	}
 }
 
-/*
- * Read-ahead: a second thread runs next_record and hands the events over in batches,
- * two of them, one being filled while the caller works through the other.  An event
- * points into its record: a record in the mapped file stays put, any other (an
- * unaligned copy, decompressed data, the ordering queue's copy) is copied into its
- * batch's arena first.  Only the thread touches the reader until it has handed over
- * its last batch; that handover (under the lock) orders everything it wrote, the
- * error text and the counters included, before the caller reads them.
- */
-#define PD_BATCH       8192
-#define PD_BATCH_FIRST 256
-#define PD_ARENA_MAX   (16u << 20)
-
-struct pd_batch {
-	struct pd_event ev[PD_BATCH];
-	size_t n, next; /* filled, and handed out */
-	int ret;	/* after the n events: 1 more batches follow; 0 end; -errno */
-	bool full;	/* the caller's to read (else the thread's to fill) */
-	uint8_t *arena; /* copies of records outside the map */
-	size_t arena_used, arena_cap, arena_want;
-	const uint8_t *low; /* the lowest mapped record among ev[] (NULL: none) */
-};
-
-struct pd_ahead {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;		  /* the caller is closing: the thread ends */
-	struct pd_batch batch[2]; /* filled in turn */
-	size_t cur;		  /* the batch the caller reads */
-	bool started;		  /* the caller has taken its first batch */
-};
-
 /* Copy ev's record into b's arena and point ev there.  0 or -ENOMEM. */
 static int batch_copy(struct pd_batch *b, struct pd_event *ev)
 {
@@ -973,6 +974,7 @@ static const uint8_t *lower(const uint8_t *a, const uint8_t *b)
 /* Fill b: up to max events, fewer when the data ends or on an error. */
 static void batch_fill(struct pd_reader *r, struct pd_batch *b, struct pd_batch *other, size_t max)
 {
+	struct pd_ahead *a = r->ahead;
 	int ret = 1, err;
 
 	b->n = b->next = b->arena_used = 0;
@@ -989,10 +991,10 @@ static void batch_fill(struct pd_reader *r, struct pd_batch *b, struct pd_batch 
 		struct pd_event *ev = &b->ev[b->n];
 
 		/* What the caller may still read lies above both batches' lowest record. */
-		r->ahead_floor = lower(other->low, b->low);
-		if (r->have_held) {
-			*ev = r->held;
-			r->have_held = false;
+		a->floor = lower(other->low, b->low);
+		if (a->have_held) {
+			*ev = a->held;
+			a->have_held = false;
 			ret = 1;
 		} else {
 			ret = next_record(r, ev);
@@ -1004,8 +1006,8 @@ static void batch_fill(struct pd_reader *r, struct pd_batch *b, struct pd_batch 
 		} else if ((err = batch_copy(b, ev))) {
 			if (err == -EAGAIN) {
 				/* The arena is full: this event goes first in the next batch. */
-				r->held = *ev;
-				r->have_held = true;
+				a->held = *ev;
+				a->have_held = true;
 				ret = 1;
 				break;
 			}

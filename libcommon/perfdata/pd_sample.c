@@ -178,7 +178,7 @@ static int parse_tail(struct cur *c, const struct perf_event_attr *a, uint64_t t
 		return -EINVAL;
 	v = t & (PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
 		 PERF_SAMPLE_CODE_PAGE_SIZE);
-	if (v && skip_words(c, __builtin_popcountll(v))) /* popcount is a call here */
+	if (skip_words(c, __builtin_popcountll(v)))
 		return -EINVAL;
 	if (t & PERF_SAMPLE_AUX) {
 		if (take_u64(c, &v) || v > c->left || take(c, NULL, v))

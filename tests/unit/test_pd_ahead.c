@@ -18,7 +18,7 @@
 /* NR_SAMPLES samples with callchains of 1..16 frames, in rounds whose times overlap
  * (the ordering queue reorders them), a COMM every 1000; compress_level as the
  * writer takes it. */
-static int write_file(const char *path, int compress_level)
+static int write_samples(const char *path, int compress_level)
 {
 	struct pd_writer_opts o = {.path = path, .compress_level = compress_level};
 	struct perf_event_attr a = {
@@ -57,6 +57,17 @@ static int write_file(const char *path, int compress_level)
 			return -1;
 	}
 	return pd_writer_close(w);
+}
+
+/* A new temporary capture (write_samples) at path, a mkstemp template.  0 or -1. */
+static int make_capture(char *path, int compress_level)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return write_samples(path, compress_level);
 }
 
 /* Every event of path, read with or without read-ahead, closed after max events. */
@@ -126,11 +137,8 @@ static int check_same(const char *path, size_t max)
 static void test_same_events(void)
 {
 	char path[] = "/tmp/pa-ahead-XXXXXX";
-	int fd = mkstemp(path);
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(write_file(path, 0) == 0);
+	CHECK(make_capture(path, 0) == 0);
 	CHECK(check_same(path, SIZE_MAX) == 0);
 	/* Closed while the thread is still reading: no hang, nothing leaked. */
 	check_same(path, 10);
@@ -141,11 +149,8 @@ static void test_same_events(void)
 static void test_compressed(void)
 {
 	char path[] = "/tmp/pa-ahead-z-XXXXXX";
-	int fd = mkstemp(path);
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(write_file(path, 3) == 0);
+	CHECK(make_capture(path, 3) == 0);
 	CHECK(check_same(path, SIZE_MAX) == 0);
 	unlink(path);
 }
@@ -157,11 +162,9 @@ static void test_bad_record(void)
 	struct perf_event_header h;
 	uint64_t off, end;
 	size_t i;
-	int fd = mkstemp(path);
+	int fd;
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(write_file(path, 0) == 0);
+	CHECK(make_capture(path, 0) == 0);
 	fd = open(path, O_RDWR);
 	CHECK(fd >= 0);
 	/* perf_file_header: data.offset at byte 40, data.size at 48. */
