@@ -5,6 +5,7 @@
  * looked up once per distinct location, when it is first seen.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,8 @@ struct cg_profile {
 	size_t nr_events;
 
 	bool leaf_only;		   /* cg_set_leaf_only */
+	bool count_thread;	   /* cg_set_count_thread */
+	struct counter *counter;   /* while cg_load runs with one */
 	const char *last_comm;	   /* the interned comm of the last sample */
 	struct machine_loc *mlocs; /* CG_MAX_FRAMES located addresses */
 	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
@@ -460,16 +463,198 @@ static uint32_t *ids_alloc(struct cg_profile *cg, size_t nr)
 	return &b->ids[b->used - nr];
 }
 
-/* Count one sample of the stack of location ids ids[0..nr). */
+/* Count one sample (period) of the stack key, whose locs are copied when it is new. */
+static int count_stack(struct cg_profile *cg, const struct cg_stack *key)
+{
+	uint64_t h =
+		hash_mix(hash_mix(hash_mix(hash_mix(hash_mix(0, key->event), key->pid), key->tid),
+				  (uintptr_t)key->comm),
+			 (uintptr_t)key->state);
+	int64_t id;
+	uint32_t i;
+
+	for (i = 0; i < key->nr; i++)
+		h = hash_mix(h, key->locs[i]);
+	id = hidx_find(&cg->stack_idx, h, stack_eq, cg, key);
+	if (id < 0) {
+		uint32_t *copy;
+
+		if (pa_grow((void **)&cg->stacks, &cg->cap_stacks, cg->nr_stacks + 1,
+			    sizeof(*cg->stacks)))
+			return -ENOMEM;
+		copy = ids_alloc(cg, key->nr);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, key->locs, key->nr * sizeof(*copy));
+		if (hidx_insert(&cg->stack_idx, h, cg->nr_stacks))
+			return -ENOMEM;
+		id = cg->nr_stacks++;
+		cg->stacks[id] = *key;
+		cg->stacks[id].locs = copy;
+		cg->stacks[id].count = 0;
+		cg->stacks[id].period = 0;
+	}
+	cg->stacks[id].count++;
+	cg->stacks[id].period += key->period;
+	return 0;
+}
+
+/*
+ * The counting thread (cg_set_count_thread).  Locating a sample's addresses and
+ * counting its stack each miss the caches at every step, in tables of their own: a
+ * second thread keeps the stack table while cg_load locates the next samples.  The
+ * samples pass in two batches, one filled while the other is counted; each owns
+ * copies of its stacks' location ids.
+ */
+#define BATCH_STACKS 16384
+#define BATCH_IDS    (256u << 10) /* > CG_MAX_FRAMES: a sample fits an empty batch */
+
+struct batch {
+	size_t nr, nr_ids;
+	struct cg_stack keys[BATCH_STACKS];
+	uint32_t ids[BATCH_IDS];
+};
+
+struct counter {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct batch *b[2];
+	bool full[2];	   /* handed to the thread, not counted yet */
+	bool done;	   /* no batch follows the full ones */
+	int err;	   /* the thread's first error; it counts no further */
+	unsigned int fill; /* the batch cg_load fills */
+};
+
+static void *count_run(void *arg)
+{
+	struct cg_profile *cg = arg;
+	struct counter *c = cg->counter;
+	unsigned int cur = 0;
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->full[cur] && !c->done)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (!c->full[cur])
+			break;
+		pthread_mutex_unlock(&c->lock);
+		for (i = 0; i < c->b[cur]->nr && !err; i++)
+			err = count_stack(cg, &c->b[cur]->keys[i]);
+		pthread_mutex_lock(&c->lock);
+		c->err = err;
+		c->full[cur] = false;
+		pthread_cond_broadcast(&c->cond);
+		cur ^= 1;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Start the counting thread; where it cannot start, cg_load counts by itself. */
+static void counter_start(struct cg_profile *cg)
+{
+	struct counter *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return;
+	c->b[0] = malloc(sizeof(*c->b[0]));
+	c->b[1] = malloc(sizeof(*c->b[1]));
+	if (!c->b[0] || !c->b[1])
+		goto fail;
+	c->b[0]->nr = c->b[0]->nr_ids = 0;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	cg->counter = c;
+	if (!pthread_create(&c->thread, NULL, count_run, cg))
+		return;
+	cg->counter = NULL;
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+fail:
+	free(c->b[0]);
+	free(c->b[1]);
+	free(c);
+}
+
+/* Hand the filled batch to the thread and take the other one back, once counted.
+ * 0 or the thread's error. */
+static int counter_hand_over(struct counter *c)
+{
+	struct batch *b;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	c->full[c->fill] = true;
+	pthread_cond_broadcast(&c->cond);
+	c->fill ^= 1;
+	while (c->full[c->fill])
+		pthread_cond_wait(&c->cond, &c->lock);
+	err = c->err;
+	pthread_mutex_unlock(&c->lock);
+	b = c->b[c->fill];
+	b->nr = b->nr_ids = 0;
+	return err;
+}
+
+/* Queue one sample of key for the thread.  0 or its error. */
+static int counter_push(struct counter *c, const struct cg_stack *key)
+{
+	struct batch *b = c->b[c->fill];
+	int err;
+
+	if (b->nr == BATCH_STACKS || b->nr_ids + key->nr > BATCH_IDS) {
+		err = counter_hand_over(c);
+		if (err)
+			return err;
+		b = c->b[c->fill];
+	}
+	memcpy(&b->ids[b->nr_ids], key->locs, key->nr * sizeof(*b->ids));
+	b->keys[b->nr] = *key;
+	b->keys[b->nr++].locs = &b->ids[b->nr_ids];
+	b->nr_ids += key->nr;
+	return 0;
+}
+
+/* Count what is queued, stop the thread.  0 or its error. */
+static int counter_stop(struct cg_profile *cg)
+{
+	struct counter *c = cg->counter;
+	int err;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	c->full[c->fill] = c->b[c->fill]->nr > 0;
+	c->done = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	err = c->err;
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	free(c->b[0]);
+	free(c->b[1]);
+	free(c);
+	cg->counter = NULL;
+	return err;
+}
+
+/* Count one sample of the stack of location ids ids[0..nr), here or in the thread. */
 static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 		     uint32_t tid, const char *comm, const uint32_t *ids, size_t nr,
 		     uint64_t period, uint64_t time, const char *state)
 {
 	struct cg_event *ev = event_get(cg, event, event_name);
-	struct cg_stack key = {.event = event, .pid = pid, .tid = tid};
-	uint64_t h;
-	int64_t id;
-	size_t i;
+	struct cg_stack key = {.event = event,
+			       .pid = pid,
+			       .tid = tid,
+			       .nr = nr,
+			       .locs = ids,
+			       .count = 1,
+			       .period = period};
 
 	if (!ev)
 		return -ENOMEM;
@@ -484,33 +669,6 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 		if (!key.state)
 			return -ENOMEM;
 	}
-	h = hash_mix(
-		hash_mix(hash_mix(hash_mix(hash_mix(0, event), pid), tid), (uintptr_t)key.comm),
-		(uintptr_t)key.state);
-	for (i = 0; i < nr; i++)
-		h = hash_mix(h, ids[i]);
-	key.nr = nr;
-	key.locs = ids;
-
-	id = hidx_find(&cg->stack_idx, h, stack_eq, cg, &key);
-	if (id < 0) {
-		uint32_t *copy;
-
-		if (pa_grow((void **)&cg->stacks, &cg->cap_stacks, cg->nr_stacks + 1,
-			    sizeof(*cg->stacks)))
-			return -ENOMEM;
-		copy = ids_alloc(cg, nr);
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, ids, nr * sizeof(*copy));
-		if (hidx_insert(&cg->stack_idx, h, cg->nr_stacks))
-			return -ENOMEM;
-		key.locs = copy;
-		id = cg->nr_stacks++;
-		cg->stacks[id] = key;
-	}
-	cg->stacks[id].count++;
-	cg->stacks[id].period += period;
 	ev->samples++;
 	ev->period += period;
 	if (time) {
@@ -519,7 +677,7 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 		if (time > ev->last_time)
 			ev->last_time = time;
 	}
-	return 0;
+	return cg->counter ? counter_push(cg->counter, &key) : count_stack(cg, &key);
 }
 
 int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
@@ -641,6 +799,11 @@ void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only)
 	cg->leaf_only = leaf_only;
 }
 
+void cg_set_count_thread(struct cg_profile *cg, bool on)
+{
+	cg->count_thread = on;
+}
+
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen)
 {
@@ -648,6 +811,10 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	size_t i;
 	int ret;
 
+	/* A flat report's stacks are single locations, as few as the functions sampled:
+	 * counting them here costs less than handing them over. */
+	if (cg->count_thread && !cg->leaf_only)
+		counter_start(cg);
 	while ((ret = pd_reader_next(r, &ev)) > 0) {
 		const struct pd_sample *s = &ev.sample;
 		const struct pd_evsel *evsel = ev.evsel;
@@ -698,14 +865,18 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			goto nomem;
 	}
 	if (ret < 0) {
+		counter_stop(cg);
 		snprintf(err, errlen, "%s", pd_reader_error(r));
 		return ret;
 	}
+	if (counter_stop(cg))
+		goto nomem;
 	/* Events without samples still get their header section. */
 	for (i = 0; i < pd_reader_nr_evsel(r); i++)
 		note_event_attr(cg, pd_reader_evsel(r, i));
 	return 0;
 nomem:
+	counter_stop(cg);
 	snprintf(err, errlen, "out of memory");
 	return -ENOMEM;
 }

@@ -109,6 +109,12 @@ void cg_free(struct cg_profile *cg);
 void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only);
 
 /*
+ * Let cg_load count stacks in a second thread while it locates the next samples (the
+ * results are the same; where the thread cannot start, cg_load counts by itself).
+ */
+void cg_set_count_thread(struct cg_profile *cg, bool on);
+
+/*
  * Read every record of r, feeding m and adding each kept sample.  0, or -errno with
  * one line naming the cause in err (the reader's error text for a bad stream).
  */

@@ -45,6 +45,7 @@ int pa_input_load(struct pa_input *in, const char *path, const struct machine_op
 	}
 	if (!pd_reader_is_pipe(in->r))
 		machine_add_build_ids(in->m, in->r);
+	cg_set_count_thread(cg, true);
 	ret = cg_load(cg, in->r, in->m, filter, err, sizeof(err));
 	if (ret) {
 		pa_err("%s", err);

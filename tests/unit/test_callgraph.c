@@ -2,8 +2,12 @@
 /* callgraph: stacks, frames and functions are interned; counts and periods add up. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "perfdata/pd_read.h"
+#include "perfdata/pd_write.h"
 #include "profile/callgraph.h"
+#include "profile/machine.h"
 #include "unit.h"
 
 static struct frame fr(uint64_t ip, const char *sym, bool kernel)
@@ -144,6 +148,105 @@ static void test_inlined_frames(void)
 	cg_free(cg);
 }
 
+#define NR_LOADED 70000 /* several of the counting thread's batches */
+
+/* NR_LOADED samples of 1..24 frames over 3 threads, every 7th a stack seen before, a
+ * new comm every 5000; 0 or -1. */
+static int write_capture(const char *path)
+{
+	struct pd_writer_opts o = {.path = path};
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(a),
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+		.sample_id_all = 1,
+	};
+	uint64_t id = 7, ips[24];
+	struct pd_writer *w = pd_writer_open(&o);
+	size_t i, k;
+
+	if (!w || pd_writer_add_attr(w, &a, "cpu-clock", &id, 1) < 0)
+		return -1;
+	for (i = 0; i < NR_LOADED; i++) {
+		size_t seed = i % 7 ? i : i / 7;
+		struct pd_sample s = {.id = 7, .pid = 1, .tid = 1 + i % 3, .period = i + 1};
+
+		s.time = 1000 + i;
+		s.nr_ips = 1 + seed % 24;
+		for (k = 0; k < s.nr_ips; k++)
+			ips[k] = 0x400000 + (seed * 31 + k * 7) % 5000;
+		s.ips = ips;
+		s.ip = ips[0];
+		if (pd_write_sample(w, 0, &s))
+			return -1;
+		if (i % 5000 == 4999) {
+			struct pd_sample_id sid = {.pid = 1, .tid = 1, .id = 7, .time = s.time};
+			char comm[16];
+
+			snprintf(comm, sizeof(comm), "w%zu", i / 5000);
+			if (pd_write_comm(w, 1, 1, comm, false, &sid))
+				return -1;
+		}
+	}
+	return pd_writer_close(w);
+}
+
+static struct cg_profile *load(const char *path, bool count_thread)
+{
+	static const struct machine_opts mo = {.no_kernel_syms = true};
+	struct cg_profile *cg = cg_new();
+	struct machine *m = machine_new(&mo);
+	char err[256];
+	struct pd_reader *r = pd_reader_open(path, err, sizeof(err));
+
+	CHECK(cg && m && r);
+	if (cg && m && r) {
+		pd_reader_set_ordered(r, true);
+		cg_set_count_thread(cg, count_thread);
+		CHECK(cg_load(cg, r, m, NULL, err, sizeof(err)) == 0);
+	}
+	machine_free(m);
+	pd_reader_close(r);
+	return cg;
+}
+
+/* Stacks counted in a second thread are the ones counted in place: same order,
+ * locations, counts, periods and comms; the event totals too. */
+static void test_count_thread(void)
+{
+	char path[] = "/tmp/pa-cg-XXXXXX";
+	int fd = mkstemp(path);
+	struct cg_profile *a, *b;
+	size_t i, same = 0;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(write_capture(path) == 0);
+	a = load(path, false);
+	b = load(path, true);
+	unlink(path);
+	if (!a || !b)
+		goto out;
+	CHECK(cg_nr_stacks(a) > NR_LOADED / 2);
+	CHECK(cg_nr_stacks(a) < NR_LOADED);
+	CHECK_EQ_U64(cg_nr_stacks(b), cg_nr_stacks(a));
+	CHECK_EQ_U64(cg_event(b, 0)->samples, NR_LOADED);
+	CHECK_EQ_U64(cg_event(b, 0)->period, cg_event(a, 0)->period);
+	for (i = 0; i < cg_nr_stacks(a) && i < cg_nr_stacks(b); i++) {
+		const struct cg_stack *x = cg_stack(a, i), *y = cg_stack(b, i);
+
+		same += x->pid == y->pid && x->tid == y->tid && x->nr == y->nr &&
+			!memcmp(x->locs, y->locs, x->nr * sizeof(*x->locs)) &&
+			x->count == y->count && x->period == y->period && !strcmp(x->comm, y->comm);
+	}
+	CHECK_EQ_U64(same, cg_nr_stacks(a));
+out:
+	cg_free(a);
+	cg_free(b);
+}
+
 int main(void)
 {
 	RUN(test_inlined_frames);
@@ -151,5 +254,6 @@ int main(void)
 	RUN(test_events_and_kernel);
 	RUN(test_empty_stack_is_unknown);
 	RUN(test_many_stacks);
+	RUN(test_count_thread);
 	return unit_done();
 }
