@@ -4,10 +4,11 @@
  * message type, plus the pointer arrays protobuf-c wants) and packed, except for the
  * samples: there is one per stack, a million in a large capture, so they are encoded
  * straight into bytes after it (a repeated field may come in any order and any
- * number of pieces), each label set encoded once.  Then gzipped with zlib's gzip
- * wrapper.  Ids are the callgraph's ids + 1: pprof reserves 0.
+ * number of pieces), each label set encoded once.  Then gzipped, two halves at once
+ * (gzip2).  Ids are the callgraph's ids + 1: pprof reserves 0.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,38 +224,44 @@ static bool named_like(const char *path, const char *comm)
 	return *comm && !strncmp(base, comm, 15);
 }
 
-/* The cg mapping of the location, -1 when none. */
-static int64_t loc_mapping(const struct cg_profile *cg, uint32_t loc)
-{
-	return (int64_t)cg_loc(cg, loc)->mapping - 1;
-}
-
 /* The index of the mapping to put first (see above). */
 static int main_mapping(const struct builder *b, size_t *best_out)
 {
 	const struct cg_profile *cg = b->cg;
-	size_t nm = cg_nr_mappings(cg), i, k, best = 0;
+	size_t nm = cg_nr_mappings(cg), nl = cg_nr_locs(cg), i, k, best = 0;
 	uint64_t *weight = xcalloc(nm, sizeof(*weight));
 	uint64_t *weight_named = xcalloc(nm, sizeof(*weight_named));
 	size_t *stamp = xcalloc(nm, sizeof(*stamp));
+	/* Per location its user mapping + 1 (0: none): a small array, where the
+	 * locations are large and every address of every stack is looked up. */
+	uint32_t *user_map = xcalloc(nl, sizeof(*user_map));
+	/* Per mapping, whether it is named like the last comm it was checked with. */
+	const char **named_for = xcalloc(nm, sizeof(*named_for));
+	bool *named = xcalloc(nm, sizeof(*named));
+	int err = -ENOMEM;
 
-	if (!weight || !weight_named || !stamp) {
-		free(weight);
-		free(weight_named);
-		free(stamp);
-		return -ENOMEM;
+	if (!weight || !weight_named || !stamp || !user_map || !named_for || !named)
+		goto out;
+	for (i = 0; i < nl; i++) {
+		uint32_t m = cg_loc(cg, i)->mapping;
+
+		user_map[i] = m && !cg_mapping(cg, m - 1)->kernel ? m : 0;
 	}
 	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 
 		for (k = 0; k < s->nr; k++) {
-			int64_t m = loc_mapping(cg, s->locs[k]);
+			uint32_t m = user_map[s->locs[k]];
 
-			if (m < 0 || stamp[m] == i + 1 || cg_mapping(cg, m)->kernel)
+			if (!m-- || stamp[m] == i + 1)
 				continue;
 			stamp[m] = i + 1;
 			weight[m] += s->period;
-			if (named_like(cg_mapping(cg, m)->path, s->comm))
+			if (named_for[m] != s->comm) {
+				named_for[m] = s->comm;
+				named[m] = named_like(cg_mapping(cg, m)->path, s->comm);
+			}
+			if (named[m])
 				weight_named[m] += s->period;
 		}
 	}
@@ -265,11 +272,16 @@ static int main_mapping(const struct builder *b, size_t *best_out)
 		for (i = 1; i < nm; i++)
 			if (weight[i] > weight[best])
 				best = i;
+	*best_out = best;
+	err = 0;
+out:
 	free(weight);
 	free(weight_named);
 	free(stamp);
-	*best_out = best;
-	return 0;
+	free(user_map);
+	free(named_for);
+	free(named);
+	return err;
 }
 
 /* Mappings: the capture's, the main one first. */
@@ -596,46 +608,148 @@ static int build(struct builder *b, const struct pprof_opts *opts, uint8_t **hea
 	return 0;
 }
 
+/*
+ * gzip, in two halves at once (as pigz does): each half is a raw deflate stream,
+ * the first ended by a sync flush (its blocks not final, byte-aligned), the second
+ * primed with the 32 KiB before it as its dictionary, so the two read as one stream
+ * and compress about as well.  One gzip header before them; after them the CRC of
+ * the whole, combined from the halves', and its length.
+ */
+#define GZ_SPLIT  (1u << 20) /* smaller inputs are one half */
+#define GZ_WINDOW (1u << 15)
+
+/* One half: bytes [from, to) of in[0] followed by in[1]. */
+struct gz_half {
+	const uint8_t *const *in;
+	const size_t *n;
+	size_t from, to;
+	bool last;
+	uint8_t *out;
+	size_t cap, len;
+	uLong crc;
+	int err;
+};
+
+/* The piece of in[i] inside [from, to), as a pointer and a length (0: none). */
+static size_t gz_piece(const struct gz_half *h, int i, const uint8_t **p)
+{
+	size_t at = i ? h->n[0] : 0, lo, hi;
+
+	if (h->to <= at)
+		return 0;
+	lo = h->from > at ? h->from - at : 0;
+	hi = h->to - at < h->n[i] ? h->to - at : h->n[i];
+	if (lo >= hi)
+		return 0;
+	*p = h->in[i] + lo;
+	return hi - lo;
+}
+
+static void *gz_deflate(void *arg)
+{
+	struct gz_half *h = arg;
+	z_stream zs = {0};
+	const uint8_t *p, *dict = NULL;
+	size_t len;
+	int i, zret = Z_OK;
+
+	h->crc = crc32(0, NULL, 0);
+	h->err = -ENOMEM;
+	/* Level 1, as Go's runtime/pprof writes profiles: a profile is written once per
+	 * capture and read by tools that do not care, and level 6 costs three times the
+	 * time.  windowBits -15: raw deflate, the gzip framing is ours. */
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	/* The window before this half, where one piece holds it whole. */
+	for (i = 0; i < 2 && h->from >= GZ_WINDOW; i++) {
+		size_t at = i ? h->n[0] : 0;
+
+		if (h->from - GZ_WINDOW >= at && h->from <= at + h->n[i])
+			dict = h->in[i] + (h->from - GZ_WINDOW - at);
+	}
+	if (dict && deflateSetDictionary(&zs, dict, GZ_WINDOW) != Z_OK)
+		goto out;
+	h->cap = deflateBound(&zs, h->to - h->from) + 64;
+	h->out = malloc(h->cap);
+	if (!h->out)
+		goto out;
+	pa_huge(h->out, h->cap);
+	zs.next_out = h->out;
+	zs.avail_out = h->cap;
+	/* deflateBound covers the whole half, so each call consumes all it is given. */
+	for (i = 0; i < 2 && zret == Z_OK; i++) {
+		len = gz_piece(h, i, &p);
+		if (!len)
+			continue;
+		h->crc = crc32(h->crc, p, len);
+		zs.next_in = (Bytef *)p;
+		zs.avail_in = len;
+		zret = deflate(&zs, Z_NO_FLUSH);
+	}
+	if (zret == Z_OK)
+		zret = deflate(&zs, h->last ? Z_FINISH : Z_SYNC_FLUSH);
+	if (zret == (h->last ? Z_STREAM_END : Z_OK)) {
+		h->len = h->cap - zs.avail_out;
+		h->err = 0;
+	} else {
+		h->err = -EIO;
+	}
+out:
+	deflateEnd(&zs);
+	return NULL;
+}
+
 /* in[0] and then in[1] (n bytes each) in one gzip stream at *out. */
 static int gzip2(const uint8_t *const in[2], const size_t n[2], uint8_t **out, size_t *out_len)
 {
-	z_stream zs = {0};
-	size_t cap;
-	uint8_t *buf;
-	int zret = Z_OK, i;
+	/* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=4 (fastest) OS=3 (Unix), as zlib writes */
+	static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3};
+	size_t total = n[0] + n[1], split = total >= GZ_SPLIT ? total / 2 : 0;
+	struct gz_half h[2] = {
+		{.in = in, .n = n, .from = 0, .to = split},
+		{.in = in, .n = n, .from = split, .to = total, .last = true},
+	};
+	pthread_t thread;
+	bool threaded = split && !pthread_create(&thread, NULL, gz_deflate, &h[1]);
+	uLong crc;
+	uint8_t *buf, *p;
+	int err;
 
 	*out = NULL;
 	*out_len = 0;
-	/*
-	 * windowBits 15 + 16: a gzip header and trailer instead of zlib's.  Level 1, as
-	 * Go's runtime/pprof writes profiles: a profile is written once per capture and
-	 * read by tools that do not care, and level 6 costs three times the time.
-	 */
-	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	cap = deflateBound(&zs, n[0] + n[1]) + 64;
-	buf = malloc(cap);
+	if (split)
+		gz_deflate(&h[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		gz_deflate(&h[1]);
+	err = split && h[0].err ? h[0].err : h[1].err;
+	if (err)
+		goto out;
+	buf = malloc(sizeof(head) + h[0].len + h[1].len + 8);
 	if (!buf) {
-		deflateEnd(&zs);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
-	pa_huge(buf, cap);
-	zs.next_out = buf;
-	zs.avail_out = cap;
-	/* deflateBound covers the whole input, so each call consumes all it is given. */
-	for (i = 0; i < 2 && zret == Z_OK; i++) {
-		zs.next_in = (Bytef *)in[i];
-		zs.avail_in = n[i];
-		zret = deflate(&zs, i ? Z_FINISH : Z_NO_FLUSH);
-	}
-	deflateEnd(&zs);
-	if (zret != Z_STREAM_END) {
-		free(buf);
-		return -EIO;
-	}
+	crc = split ? crc32_combine(h[0].crc, h[1].crc, total - split) : h[1].crc;
+	p = buf;
+	memcpy(p, head, sizeof(head));
+	p += sizeof(head);
+	if (h[0].len)
+		memcpy(p, h[0].out, h[0].len);
+	p += h[0].len;
+	memcpy(p, h[1].out, h[1].len);
+	p += h[1].len;
+	for (int i = 0; i < 4; i++)
+		*p++ = crc >> (8 * i);
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint32_t)total >> (8 * i);
 	*out = buf;
-	*out_len = cap - zs.avail_out;
-	return 0;
+	*out_len = p - buf;
+out:
+	free(h[0].out);
+	free(h[1].out);
+	return err;
 }
 
 int pprof_encode(const struct cg_profile *cg, const struct pprof_opts *opts, uint8_t **out,

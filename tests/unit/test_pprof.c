@@ -19,9 +19,11 @@ static struct frame fr(uint64_t ip, const char *sym, bool kernel)
 	return f;
 }
 
-static pb_profile *decode(const uint8_t *gz, size_t len)
+/* The profile gzipped in gz, NULL unless its CRC and length check out; its size
+ * unpacked in *raw_len when not NULL. */
+static pb_profile *decode_len(const uint8_t *gz, size_t len, size_t *raw_len)
 {
-	size_t cap = 1 << 20;
+	size_t cap = 64 << 20;
 	uint8_t *raw = malloc(cap);
 	z_stream zs = {0};
 	pb_profile *p = NULL;
@@ -35,10 +37,17 @@ static pb_profile *decode(const uint8_t *gz, size_t len)
 	zs.avail_out = cap;
 	if (inflate(&zs, Z_FINISH) == Z_STREAM_END)
 		p = perftools__profiles__profile__unpack(NULL, cap - zs.avail_out, raw);
+	if (raw_len)
+		*raw_len = cap - zs.avail_out;
 	inflateEnd(&zs);
 out:
 	free(raw);
 	return p;
+}
+
+static pb_profile *decode(const uint8_t *gz, size_t len)
+{
+	return decode_len(gz, len, NULL);
 }
 
 static const char *str(const pb_profile *p, int64_t i)
@@ -252,6 +261,40 @@ out:
 	cg_free(cg);
 }
 
+/* A profile of megabytes is gzipped in two halves at once: one gzip stream whose
+ * CRC and length check out, every sample in it. */
+static void test_large_gzip(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame a[8];
+	uint64_t period = 0, sum = 0;
+	uint8_t *gz = NULL;
+	size_t len = 0, raw = 0, i, k;
+	pb_profile *p;
+
+	for (i = 0; i < 100000; i++) {
+		for (k = 0; k < 8; k++)
+			a[k] = fr(k ? 0x1000 + (i * 13 + k * 101) % 4000 : 0x100000 + i, NULL,
+				  false);
+		CHECK(!cg_add_sample(cg, 0, "cpu-clock", 1, 1 + i % 5, "p", a, 8, 1000 + i, 0));
+		period += 1000 + i;
+	}
+	CHECK(!pprof_encode(cg, &(struct pprof_opts){0}, &gz, &len));
+	p = decode_len(gz, len, &raw);
+	CHECK(p != NULL);
+	CHECK(raw > (2u << 20));
+	if (!p)
+		goto out;
+	CHECK_EQ_U64(p->n_sample, 100000);
+	for (i = 0; i < p->n_sample; i++)
+		sum += p->sample[i]->n_value == 2 ? p->sample[i]->value[1] : 0;
+	CHECK_EQ_U64(sum, period);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+out:
+	free(gz);
+	cg_free(cg);
+}
+
 int main(void)
 {
 	RUN(test_inlined_lines);
@@ -259,5 +302,6 @@ int main(void)
 	RUN(test_offcpu_columns);
 	RUN(test_value_types);
 	RUN(test_no_events_is_einval);
+	RUN(test_large_gzip);
 	return unit_done();
 }
