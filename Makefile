@@ -102,6 +102,12 @@ $(O)/tests/test_%: tests/unit/test_%.c $(O)/libcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit $< $(O)/libcommon.a $(LDLIBS) -o $@
 
+# pa-convert's folded writer, tested on its own.
+$(O)/tests/test_folded: tests/unit/test_folded.c $(O)/cmd/convert/folded.o $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit -Icmd/convert $< \
+		$(O)/cmd/convert/folded.o $(O)/libcommon.a $(LDLIBS) -o $@
+
 # Workloads keep frame pointers: the FP unwinder is what issue #2 ships.
 $(O)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)

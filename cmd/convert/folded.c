@@ -8,7 +8,8 @@
  * token ids: lines sort by comparing tokens, not by rendering and comparing text, and
  * stacks that print the same text (two threads of a process, two addresses of one
  * function) have equal sequences, which the sort puts next to each other, to be
- * merged as they are written.
+ * merged as they are written.  A location's tokens are made once, kept in a small
+ * array by location id: a line is made from its stack's location ids alone.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,33 +27,36 @@ struct token {
 	size_t len;
 };
 
-/* One stack's line: tokens [first, first + nr) of the token sequence array. */
+/*
+ * One stack's line: tokens [first, first + nr) of the token sequence array, and what
+ * the sort moves and compares first: its first three tokens' ranks + 1 (0: none),
+ * which decide most compares (before ranking, their ids as rank_tokens numbers them,
+ * + 1).
+ */
 struct line {
-	size_t first;
+	uint32_t key[3];
 	uint32_t nr;
+	size_t first;
 	uint64_t count;
 };
 
-/* What the sort moves: a line's first three tokens' ranks + 1 (0: none), which
- * decide most compares, and the line. */
-struct sort_ent {
-	uint32_t key[3];
-	uint32_t line;
-};
+/* A location's tokens, in loc_tok: 0 not made yet; one token t: t + 1; more (inlined
+ * frames): LT_MULTI | i, where ltoks[i] is their number and the tokens follow,
+ * innermost first, as the location's frames are. */
+#define LT_MULTI (1u << 31)
 
 struct folder {
 	struct hidx tok_idx;
 	struct token *toks;
 	size_t nr_toks, cap_toks;
-	uint32_t *frame_tok;	/* frame id -> token + 1 (0: not made yet) */
+	uint32_t *loc_tok; /* location id -> its tokens (LT_MULTI) */
+	uint32_t *ltoks;
+	size_t nr_ltoks, cap_ltoks;
 	const char *last_comm;	/* comms are interned by the callgraph: equal ones, */
 	uint32_t last_comm_tok; /* equal pointers; the last one's token */
-	/*
-	 * Token id t followed by ';' (2t) or ending its line (2t + 1) -> its place in
-	 * the text order of all of them, when no token holds a ';' (semi false).
-	 */
+	/* Token id t followed by ';' (2t) or ending its line (2t + 1) -> its place in
+	 * the text order of all of them. */
 	uint32_t *rank;
-	bool semi;
 	uint32_t *seq; /* every line's token ids, back to back */
 	size_t nr_seq, cap_seq;
 	struct line *lines;
@@ -66,8 +70,11 @@ static bool tok_eq(const void *ctx, uint32_t id, const void *key)
 	return !strcmp(f->toks[id].text, key);
 }
 
-/* The token of text (';' separates frames and ' ' the count: names cannot forge
- * either), or UINT32_MAX when out of memory. */
+/*
+ * The token of name and its mark, or UINT32_MAX when out of memory.  ';' separates
+ * frames and ' ' the count: in names they become ':' and '_', as stackcollapse-perf
+ * and flamegraph.pl have them, so no name forges either.
+ */
 static uint32_t token(struct folder *f, const char *name, const char *mark)
 {
 	size_t n = strlen(name), m = strlen(mark), i;
@@ -82,7 +89,8 @@ static uint32_t token(struct folder *f, const char *name, const char *mark)
 	for (i = 0; i < n; i++) {
 		if (t[i] == ' ' || t[i] == '\n')
 			t[i] = '_';
-		f->semi |= t[i] == ';';
+		else if (t[i] == ';')
+			t[i] = ':';
 	}
 	h = hash_str(t);
 	id = hidx_find(&f->tok_idx, h, tok_eq, f, t);
@@ -99,19 +107,38 @@ static uint32_t token(struct folder *f, const char *name, const char *mark)
 	return f->nr_toks++;
 }
 
-static uint32_t frame_token(struct folder *f, const struct cg_profile *cg, uint32_t frame)
+/* Make location loc's tokens (see LT_MULTI); 0 when out of memory. */
+static uint32_t loc_tokens(struct folder *f, const struct cg_profile *cg, uint32_t loc)
 {
-	const struct cg_frame *fr = cg_frame(cg, frame);
+	const struct cg_loc *l = cg_loc(cg, loc);
+	size_t at = f->nr_ltoks, k;
 	uint32_t t;
 
-	if (f->frame_tok[frame])
-		return f->frame_tok[frame] - 1;
-	/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
-	 * colours "_[i]" frames as inlined). */
-	t = token(f, fr->name, fr->kernel ? "_[k]" : fr->inlined ? "_[i]" : "");
-	if (t != UINT32_MAX)
-		f->frame_tok[frame] = t + 1;
-	return t;
+	if (l->nr_frames > 1 &&
+	    (at + 1 + l->nr_frames >= LT_MULTI ||
+	     pa_grow((void **)&f->ltoks, &f->cap_ltoks, at + 1 + l->nr_frames, sizeof(*f->ltoks))))
+		return 0;
+	for (k = 0; k < l->nr_frames; k++) {
+		const struct cg_frame *fr = cg_frame(cg, l->frame + k);
+
+		/* Inlined functions as stackcollapse-perf --inline marks them (flamegraph.pl
+		 * colours "_[i]" frames as inlined). */
+		t = token(f, fr->name, fr->kernel ? "_[k]" : fr->inlined ? "_[i]" : "");
+		if (t >= LT_MULTI - 1)
+			return 0;
+		if (l->nr_frames == 1)
+			return f->loc_tok[loc] = t + 1;
+		f->ltoks[at + 1 + k] = t;
+	}
+	f->ltoks[at] = l->nr_frames;
+	f->nr_ltoks += 1 + l->nr_frames;
+	return f->loc_tok[loc] = LT_MULTI | at;
+}
+
+/* Room for n more tokens in the sequence array.  0 or -ENOMEM. */
+static int seq_room(struct folder *f, size_t n)
+{
+	return pa_grow((void **)&f->seq, &f->cap_seq, f->nr_seq + n, sizeof(*f->seq));
 }
 
 /* Add stack s's line (count of it): comm, then frames root first, inlined functions
@@ -119,35 +146,40 @@ static uint32_t frame_token(struct folder *f, const struct cg_profile *cg, uint3
 static int add_line(struct folder *f, const struct cg_profile *cg, const struct cg_stack *s,
 		    uint64_t count)
 {
-	struct line key = {.first = f->nr_seq, .count = count};
-	uint32_t t;
-	size_t i, need = 1;
+	struct line l = {.first = f->nr_seq, .count = count};
+	const uint32_t *lt;
+	uint32_t t, k;
+	size_t i;
 
-	for (i = 0; i < s->nr; i++)
-		need += cg_loc(cg, s->locs[i])->nr_frames;
-	if (pa_grow((void **)&f->seq, &f->cap_seq, f->nr_seq + need, sizeof(*f->seq)))
+	if (seq_room(f, s->nr + 1))
 		return -ENOMEM;
 	t = s->comm == f->last_comm ? f->last_comm_tok : token(f, s->comm, "");
 	if (t == UINT32_MAX)
 		return -ENOMEM;
 	f->last_comm = s->comm;
 	f->last_comm_tok = t;
-	f->seq[f->nr_seq + key.nr++] = t;
+	f->seq[f->nr_seq + l.nr++] = t;
 	for (i = s->nr; i-- > 0;) {
-		const struct cg_loc *l = cg_loc(cg, s->locs[i]);
-		uint32_t k;
-
-		for (k = l->nr_frames; k-- > 0;) {
-			t = frame_token(f, cg, l->frame + k);
-			if (t == UINT32_MAX)
-				return -ENOMEM;
-			f->seq[f->nr_seq + key.nr++] = t;
+		t = f->loc_tok[s->locs[i]];
+		if (!t && !(t = loc_tokens(f, cg, s->locs[i])))
+			return -ENOMEM;
+		if (!(t & LT_MULTI)) {
+			f->seq[f->nr_seq + l.nr++] = t - 1;
+			continue;
 		}
+		lt = &f->ltoks[t & ~LT_MULTI];
+		/* its tokens, and at least one for each location still to come */
+		if (seq_room(f, l.nr + lt[0] + i))
+			return -ENOMEM;
+		for (k = lt[0]; k-- > 0;)
+			f->seq[f->nr_seq + l.nr++] = lt[1 + k];
 	}
+	for (k = 0; k < 3; k++)
+		l.key[k] = k < l.nr ? 2 * f->seq[l.first + k] + (k + 1 == l.nr) + 1 : 0;
 	if (pa_grow((void **)&f->lines, &f->cap_lines, f->nr_lines + 1, sizeof(*f->lines)))
 		return -ENOMEM;
-	f->lines[f->nr_lines++] = key;
-	f->nr_seq += key.nr;
+	f->lines[f->nr_lines++] = l;
+	f->nr_seq += l.nr;
 	return 0;
 }
 
@@ -175,18 +207,15 @@ static int cmp_virtual(const void *pa, const void *pb, void *arg)
 }
 
 /*
- * rank[]: the text order of every token followed by ';' and by the end.  With no
- * ';' inside a token, neither of two such strings is a prefix of the other, so their
+ * rank[]: the text order of every token followed by ';' and by the end.  No token
+ * holds a ';', so neither of two such strings is a prefix of the other, and their
  * order is that of the lines they start to differ in.
  */
 static int rank_tokens(struct folder *f)
 {
 	size_t i, n = 2 * f->nr_toks;
-	uint32_t *ids;
+	uint32_t *ids = malloc((n + 1) * sizeof(*ids));
 
-	if (f->semi)
-		return 0;
-	ids = malloc((n + 1) * sizeof(*ids));
 	f->rank = malloc((n + 1) * sizeof(*f->rank));
 	if (!ids || !f->rank) {
 		free(ids);
@@ -208,85 +237,67 @@ static uint32_t vrank(const struct folder *f, const struct line *l, uint32_t i)
 	return f->rank[2 * f->seq[l->first + i] + (i + 1 == l->nr)];
 }
 
-/* The lines to sort, with their keys; NULL when out of memory. */
-static struct sort_ent *sort_ents(const struct folder *f)
+/* The lines' keys, from ids to ranks. */
+static void rank_keys(struct folder *f)
 {
-	struct sort_ent *se = pa_calloc_big(f->nr_lines + 1, sizeof(*se));
 	size_t i;
 	uint32_t k;
 
-	if (!se)
-		return NULL;
-	for (i = 0; i < f->nr_lines; i++) {
-		se[i].line = i;
+	for (i = 0; i < f->nr_lines; i++)
 		for (k = 0; k < 3; k++)
-			se[i].key[k] =
-				f->rank && k < f->lines[i].nr ? vrank(f, &f->lines[i], k) + 1 : 0;
-	}
-	return se;
+			if (f->lines[i].key[k])
+				f->lines[i].key[k] = f->rank[f->lines[i].key[k] - 1] + 1;
 }
 
 /*
  * Text order of two lines without making their text: after the equal leading tokens,
  * the first different pair decides, each followed by what follows it in its line
  * (';' before another token, the end of the text after the last).  The ranks say
- * it, from the keys for the first three; with a ';' in some token, the text does.
+ * it, from the keys for the first three.
  */
 static int cmp_lines(const void *pa, const void *pb, void *arg)
 {
 	const struct folder *f = arg;
-	const struct sort_ent *ea = pa, *eb = pb;
-	const struct line *a = &f->lines[ea->line], *b = &f->lines[eb->line];
-	const uint32_t *sa = &f->seq[a->first], *sb = &f->seq[b->first];
+	const struct line *a = pa, *b = pb;
 	uint32_t n = a->nr < b->nr ? a->nr : b->nr, i, ra, rb;
 
-	if (f->rank) {
-		for (i = 0; i < 3; i++)
-			if (ea->key[i] != eb->key[i])
-				return ea->key[i] < eb->key[i] ? -1 : 1;
-		for (i = 3; i < n; i++) {
-			ra = vrank(f, a, i);
-			rb = vrank(f, b, i);
-			if (ra != rb)
-				return ra < rb ? -1 : 1;
-		}
-		return a->nr < b->nr ? -1 : a->nr > b->nr;
+	for (i = 0; i < 3; i++)
+		if (a->key[i] != b->key[i])
+			return a->key[i] < b->key[i] ? -1 : 1;
+	for (i = 3; i < n; i++) {
+		ra = vrank(f, a, i);
+		rb = vrank(f, b, i);
+		if (ra != rb)
+			return ra < rb ? -1 : 1;
 	}
-	for (i = 0; i < n && sa[i] == sb[i]; i++)
-		;
-	if (i == n)
-		return a->nr < b->nr ? -1 : a->nr > b->nr;
-	return cmp_followed(&f->toks[sa[i]], i + 1 == a->nr, &f->toks[sb[i]], i + 1 == b->nr);
+	return a->nr < b->nr ? -1 : a->nr > b->nr;
 }
 
-/* The sort key of entry e at depth d: its line's d-th rank + 1, 0 past its end. */
-static uint32_t key_at(const struct folder *f, const struct sort_ent *e, uint32_t d)
+/* The sort key of line l at depth d: its d-th rank + 1, 0 past its end. */
+static uint32_t key_at(const struct folder *f, const struct line *l, uint32_t d)
 {
-	const struct line *l = &f->lines[e->line];
-
 	if (d < 3)
-		return e->key[d];
+		return l->key[d];
 	return d < l->nr ? vrank(f, l, d) + 1 : 0;
 }
 
-static void swap_ent(struct sort_ent *a, struct sort_ent *b)
+static void swap_line(struct line *a, struct line *b)
 {
-	struct sort_ent t = *a;
+	struct line t = *a;
 
 	*a = *b;
 	*b = t;
 }
 
 /*
- * Multikey quicksort (Bentley and Sedgewick) of se[0..n), whose lines all share their
+ * Multikey quicksort (Bentley and Sedgewick) of lines se[0..n), which all share their
  * first d ranks: partition by the rank at depth d into less, equal and greater, and
  * go one rank deeper only in the equal part.  Real stacks share long prefixes
  * (comm;_start;__libc_start_main;main;...), which a comparison sort would compare
  * again on every compare.  levels bounds the recursion into the less and greater
  * parts (the equal part is a loop): past it, bad pivots, cmp_lines finishes.
  */
-static void sort_lines(struct folder *f, struct sort_ent *se, size_t n, uint32_t d,
-		       unsigned int levels)
+static void sort_lines(struct folder *f, struct line *se, size_t n, uint32_t d, unsigned int levels)
 {
 	while (n > 1) {
 		size_t lt = 0, i = 0, gt = n;
@@ -296,15 +307,15 @@ static void sort_lines(struct folder *f, struct sort_ent *se, size_t n, uint32_t
 			qsort_r(se, n, sizeof(*se), cmp_lines, f);
 			return;
 		}
-		swap_ent(&se[0], &se[n / 2]);
+		swap_line(&se[0], &se[n / 2]);
 		pivot = key_at(f, &se[0], d);
 		/* se[0..lt) < pivot, [lt..i) == pivot, [gt..n) > pivot */
 		while (i < gt) {
 			k = key_at(f, &se[i], d);
 			if (k < pivot)
-				swap_ent(&se[lt++], &se[i++]);
+				swap_line(&se[lt++], &se[i++]);
 			else if (k > pivot)
-				swap_ent(&se[i], &se[--gt]);
+				swap_line(&se[i], &se[--gt]);
 			else
 				i++;
 		}
@@ -340,7 +351,8 @@ static void folder_free(struct folder *f)
 	for (i = 0; i < f->nr_toks; i++)
 		free(f->toks[i].text);
 	free(f->toks);
-	free(f->frame_tok);
+	free(f->loc_tok);
+	free(f->ltoks);
 	free(f->rank);
 	free(f->seq);
 	free(f->lines);
@@ -417,17 +429,16 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
 	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
 	struct out o = {.write = write, .ctx = ctx};
-	struct sort_ent *se = NULL;
 	struct folder f = {0};
 	const struct line *prev = NULL;
 	uint64_t count = 0;
 	size_t i;
 	int err = -ENOMEM;
 
-	f.frame_tok = calloc(cg_nr_frames(cg) + 1, sizeof(*f.frame_tok));
+	f.loc_tok = calloc(cg_nr_locs(cg) + 1, sizeof(*f.loc_tok));
 	o.buf = malloc(OUT_CHUNK);
 	o.cap = OUT_CHUNK;
-	if (!f.frame_tok || !o.buf)
+	if (!f.loc_tok || !o.buf)
 		goto out;
 	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
@@ -437,22 +448,15 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	}
 	if (rank_tokens(&f))
 		goto out;
-	se = sort_ents(&f);
-	if (!se)
-		goto out;
-	if (f.rank)
-		sort_lines(&f, se, f.nr_lines, 0, 2 * 64);
-	else if (f.nr_lines) /* no lines, no array: qsort's base must not be NULL */
-		qsort_r(se, f.nr_lines, sizeof(*se), cmp_lines, &f);
+	rank_keys(&f);
+	sort_lines(&f, f.lines, f.nr_lines, 0, 2 * 64);
 	/* Equal lines are next to each other now: one line with their counts summed. */
 	for (i = 0; i < f.nr_lines; i++) {
-		const struct line *l = &f.lines[se[i].line];
+		const struct line *l = &f.lines[i];
 
-		/* Sorted, the lines are visited at random: fetch the next ones early. */
-		if (i + 16 < f.nr_lines)
-			__builtin_prefetch(&f.lines[se[i + 16].line]);
+		/* Sorted, the lines' tokens are visited at random: fetch the next ones early. */
 		if (i + 8 < f.nr_lines)
-			__builtin_prefetch(&f.seq[f.lines[se[i + 8].line].first]);
+			__builtin_prefetch(&f.seq[f.lines[i + 8].first]);
 		if (prev && same_line(&f, prev, l)) {
 			count += l->count;
 			continue;
@@ -467,7 +471,6 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	err = o.len ? write(ctx, o.buf, o.len) : 0;
 out:
 	free(o.buf);
-	free(se);
 	folder_free(&f);
 	return err;
 }
