@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,63 @@ static int put_line(const struct folder *f, struct out *o, const struct line *l,
 	return 0;
 }
 
+/*
+ * The lines in two sorted runs: with many, the second half is sorted in a second
+ * thread while this one sorts the first, and the runs are merged as they are
+ * written.  run[1] is empty with few lines or no thread.
+ */
+#define SORT_SPLIT (64u << 10)
+
+struct run {
+	struct folder *f;
+	struct line *lines;
+	size_t n, next;
+};
+
+static void *sort_run(void *arg)
+{
+	struct run *r = arg;
+
+	sort_lines(r->f, r->lines, r->n, 0, 2 * 64);
+	return NULL;
+}
+
+static void sort_runs(struct folder *f, struct run run[2])
+{
+	size_t half = f->nr_lines >= SORT_SPLIT ? f->nr_lines / 2 : f->nr_lines;
+	pthread_t thread;
+	bool threaded;
+
+	run[0] = (struct run){.f = f, .lines = f->lines, .n = half};
+	run[1] = (struct run){.f = f, .lines = f->lines + half, .n = f->nr_lines - half};
+	threaded = run[1].n && !pthread_create(&thread, NULL, sort_run, &run[1]);
+	sort_run(&run[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		sort_run(&run[1]);
+}
+
+/* The next line of the two runs in text order, NULL after the last. */
+static const struct line *next_line(const struct folder *f, struct run run[2])
+{
+	struct run *r;
+
+	if (run[0].next == run[0].n)
+		r = &run[1];
+	else if (run[1].next == run[1].n)
+		r = &run[0];
+	else
+		r = &run[cmp_lines(&run[0].lines[run[0].next], &run[1].lines[run[1].next],
+				   (void *)f) > 0];
+	if (r->next == r->n)
+		return NULL;
+	/* Sorted, the lines' tokens are visited at random: fetch the next ones early. */
+	if (r->next + 8 < r->n)
+		__builtin_prefetch(&f->seq[r->lines[r->next + 8].first]);
+	return &r->lines[r->next++];
+}
+
 int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn write, void *ctx)
 {
 	const struct cg_event *e = cg_event(cg, ev);
@@ -430,7 +488,8 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
 	struct out o = {.write = write, .ctx = ctx};
 	struct folder f = {0};
-	const struct line *prev = NULL;
+	struct run run[2];
+	const struct line *prev = NULL, *l;
 	uint64_t count = 0;
 	size_t i;
 	int err = -ENOMEM;
@@ -449,14 +508,9 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	if (rank_tokens(&f))
 		goto out;
 	rank_keys(&f);
-	sort_lines(&f, f.lines, f.nr_lines, 0, 2 * 64);
-	/* Equal lines are next to each other now: one line with their counts summed. */
-	for (i = 0; i < f.nr_lines; i++) {
-		const struct line *l = &f.lines[i];
-
-		/* Sorted, the lines' tokens are visited at random: fetch the next ones early. */
-		if (i + 8 < f.nr_lines)
-			__builtin_prefetch(&f.seq[f.lines[i + 8].first]);
+	sort_runs(&f, run);
+	/* Equal lines come one after the other now: one line with their counts summed. */
+	while ((l = next_line(&f, run))) {
 		if (prev && same_line(&f, prev, l)) {
 			count += l->count;
 			continue;

@@ -13,6 +13,8 @@
 #include "unit.h"
 
 #define NR_STACKS 3000
+#define NR_MANY	  100000
+#define ONE_RUN	  65536 /* folded.c sorts up to this many lines in one run */
 #define MAX_DEPTH 7
 
 static const char *const plain_names[] = {
@@ -64,19 +66,21 @@ static void append(char *dst, const char *name, const char *mark, bool first)
 	strcpy(p, mark);
 }
 
-static void check_random(const char *const *names, size_t nr_names, unsigned int seed)
+/* Check folded_render on nr_stacks random samples; returns the number of stacks. */
+static size_t check_random(const char *const *names, size_t nr_names, size_t nr_stacks,
+			   unsigned int seed)
 {
 	struct cg_profile *cg = cg_new();
-	struct ref_line *ref = calloc(NR_STACKS, sizeof(*ref));
+	struct ref_line *ref = calloc(nr_stacks, sizeof(*ref));
 	struct text got = {0};
-	char *want = malloc(NR_STACKS * 600), *w = want;
-	size_t i, k, n = 0;
+	char *want = malloc(nr_stacks * 600), *w = want;
+	size_t i, k, n = 0, nr_cg = 0;
 
 	CHECK(cg && ref && want);
 	if (!cg || !ref || !want)
 		goto out;
 	srand(seed);
-	for (i = 0; i < NR_STACKS; i++) {
+	for (i = 0; i < nr_stacks; i++) {
 		struct frame f[MAX_DEPTH];
 		size_t depth = 1 + rand() % MAX_DEPTH;
 		const char *comm = comms[rand() % 5];
@@ -111,20 +115,21 @@ static void check_random(const char *const *names, size_t nr_names, unsigned int
 			       false);
 		ref[i].count = 1;
 	}
-	qsort(ref, NR_STACKS, sizeof(*ref), cmp_ref);
-	for (i = 0; i < NR_STACKS; i = k) {
+	qsort(ref, nr_stacks, sizeof(*ref), cmp_ref);
+	for (i = 0; i < nr_stacks; i = k) {
 		uint64_t count = 0;
 
-		for (k = i; k < NR_STACKS && !strcmp(ref[k].text, ref[i].text); k++)
+		for (k = i; k < nr_stacks && !strcmp(ref[k].text, ref[i].text); k++)
 			count += ref[k].count;
 		w += sprintf(w, "%s %llu\n", ref[i].text, (unsigned long long)count);
 		n++;
 	}
+	nr_cg = cg_nr_stacks(cg);
 	CHECK(folded_render(cg, 0, collect, &got) == 0);
 	CHECK(got.buf != NULL);
 	if (got.buf) {
-		CHECK(n > NR_STACKS / 4); /* merged some, not all */
-		CHECK(n < NR_STACKS);
+		CHECK(n > nr_stacks / 4); /* merged some, not all */
+		CHECK(n < nr_stacks);
 		CHECK_EQ_U64(got.len, strlen(want));
 		CHECK(!strcmp(got.buf, want));
 	}
@@ -133,24 +138,33 @@ out:
 	free(want);
 	free(ref);
 	cg_free(cg);
+	return nr_cg;
 }
 
 /* Names around ';' in the text order. */
 static void test_ranked(void)
 {
-	check_random(plain_names, sizeof(plain_names) / sizeof(plain_names[0]), 1);
-	check_random(plain_names, sizeof(plain_names) / sizeof(plain_names[0]), 2);
+	check_random(plain_names, sizeof(plain_names) / sizeof(plain_names[0]), NR_STACKS, 1);
+	check_random(plain_names, sizeof(plain_names) / sizeof(plain_names[0]), NR_STACKS, 2);
+}
+
+/* Enough lines to be sorted in two runs at once, merged as they are written. */
+static void test_two_runs(void)
+{
+	CHECK(check_random(plain_names, sizeof(plain_names) / sizeof(plain_names[0]), NR_MANY, 4) >
+	      ONE_RUN);
 }
 
 /* Names with ';' in them: it becomes ':', and lines that print the same merge. */
 static void test_semicolons(void)
 {
-	check_random(semi_names, sizeof(semi_names) / sizeof(semi_names[0]), 3);
+	check_random(semi_names, sizeof(semi_names) / sizeof(semi_names[0]), NR_STACKS, 3);
 }
 
 int main(void)
 {
 	RUN(test_ranked);
 	RUN(test_semicolons);
+	RUN(test_two_runs);
 	return unit_done();
 }
