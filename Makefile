@@ -34,7 +34,7 @@ LIB_HDRS  := $(sort $(wildcard $(addprefix libcommon/,$(addsuffix /*.h,$(LIB_DIR
 LIB_OBJS  := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(O)/gen/profile.pb-c.o
 BPF_SRCS  := $(sort $(wildcard bpf/*.bpf.c))
 SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
-CMDS      := record report convert
+CMDS      := record report convert gpu-attach
 BINS      := $(addprefix $(O)/pa-,$(CMDS))
 CMD_OBJS  := $(patsubst %.c,$(O)/%.o,$(wildcard $(addprefix cmd/,$(addsuffix /*.c,$(CMDS)))))
 
@@ -48,7 +48,19 @@ WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
 # Keep BPF objects and skeletons: they are intermediates of a chain, not throwaways.
 .SECONDARY:
 
-all: $(BINS)
+# The CUDA adapter (pa-gpu-attach injects it) is built where the toolkit's CUPTI
+# headers are; the rest builds without them.  It is loaded into CUDA programs, so it
+# is built without the sanitizers, whose runtime they lack.
+CUDA_HOME ?= /usr/local/cuda
+ADAPTER_SRCS := $(sort $(wildcard cmd/gpu-attach/adapter/*.c))
+ifneq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
+ADAPTER := $(O)/libpa-gpu-adapter.so
+endif
+
+all: $(BINS) $(ADAPTER)
+ifeq ($(ADAPTER),)
+	@echo "note: no $(CUDA_HOME)/include/cupti.h: the CUDA adapter is not built (set CUDA_HOME)"
+endif
 
 deps:
 	@scripts/install-deps
@@ -91,6 +103,17 @@ $(O)/libcommon.a: $(LIB_OBJS)
 $(O)/cmd/%.o: cmd/%.c | $(SKELS) $(O)/gen/profile.pb-c.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(O)/libpa-gpu-adapter.so: $(ADAPTER_SRCS) $(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
+	$(CC) $(filter-out $(SAN_CFLAGS),$(CFLAGS)) -fPIC -shared -fvisibility=hidden \
+		-I$(CUDA_HOME)/include -Icmd/gpu-attach/adapter $(ADAPTER_SRCS) -pthread -o $@
+
+# The adapter's probe layer, tested on its own (no CUPTI).
+$(O)/tests/test_gpu_probes: tests/unit/test_gpu_probes.c cmd/gpu-attach/adapter/probes.c \
+		$(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -Icmd/gpu-attach/adapter $< cmd/gpu-attach/adapter/probes.c \
+		-pthread -o $@
 
 # Each command is every .c under cmd/NAME/, linked against libcommon.a.
 cmd_objs = $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c))
@@ -199,16 +222,20 @@ $(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 lint:
 	scripts/lint-bats
 	scripts/lint-layers
-	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert
+	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c
 
 format:
-	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
+	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+ifneq ($(ADAPTER),)
+	install -d $(DESTDIR)$(PREFIX)/lib/perf-agent
+	install -m 0755 $(ADAPTER) $(DESTDIR)$(PREFIX)/lib/perf-agent
+endif
 
 clean:
 	rm -rf $(O)

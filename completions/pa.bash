@@ -140,6 +140,18 @@ _pa_convert()
 		--no-demangle --no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 
+_pa_gpu_attach()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]}
+
+	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "--check -q --quiet -h --help --version" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -c -- "$cur"))
+	fi
+}
+
 complete -F _pa_record pa-record
 complete -F _pa_report pa-report
 complete -F _pa_convert pa-convert
+complete -F _pa_gpu_attach pa-gpu-attach

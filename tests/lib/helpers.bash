@@ -13,6 +13,8 @@ PA_BUILD=${PA_BUILD:-$PA_ROOT/build}
 PA_RECORD=$PA_BUILD/pa-record
 PA_REPORT=$PA_BUILD/pa-report
 PA_CONVERT=$PA_BUILD/pa-convert
+PA_GPU_ATTACH=$PA_BUILD/pa-gpu-attach
+PA_GPU_ADAPTER_LIB=$PA_BUILD/libpa-gpu-adapter.so
 PA_WL=$PA_BUILD/tests/workloads
 export LC_ALL=C
 

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The CUDA adapter, libpa-gpu-adapter.so.  The CUDA driver loads it into a process
+ * started by pa-gpu-attach (CUDA_INJECTION64_PATH) and calls InitializeInjection,
+ * its one exported symbol.  It subscribes to CUPTI and fires the probes of
+ * bpf/gpu.h: launch at each kernel launch, in the launching thread, and records
+ * with the GPU times of kernels, copies and sets, flushed every 100 ms.
+ *
+ * libcupti is opened at run time, not linked: a PyTorch install carries its own
+ * copy, the toolkit another.  PA_CUPTI_LIB names one; else the loader's path, then
+ * the toolkit's lib64.  Where CUPTI cannot be had, or another tool (Nsight,
+ * torch.profiler) holds its subscription, the adapter says so once and stays out
+ * of the way: the application runs as it would without it.
+ */
+#define _SDT_HAS_SEMAPHORES 1
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+
+#include "probes.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* USDT semaphores: non-zero while pa-record is attached to the probe. */
+unsigned short pa_gpu_launch_semaphore __attribute__((section(".probes")));
+unsigned short pa_gpu_records_semaphore __attribute__((section(".probes")));
+
+#define ACT_BUF (1u << 20) /* one CUPTI activity buffer */
+
+/* The CUPTI functions the adapter uses, from dlopen. */
+static struct {
+	CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+				      CUpti_CallbackId);
+	CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+						 CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+	CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*ActivityFlushAll)(uint32_t);
+	CUptiResult (*ActivityFlushPeriod)(uint32_t);
+	CUptiResult (*GetTimestamp)(uint64_t *);
+	CUptiResult (*GetResultString)(CUptiResult, const char **);
+} cupti;
+
+static struct pa_gpu_batcher batcher;
+static uint64_t last_corr;   /* the last launch's extended correlation id */
+static int64_t clock_offset; /* CLOCK_MONOTONIC - CUPTI's clock */
+static __thread int in_runtime_launch;
+
+/* One line on stderr: the adapter speaks once, when it cannot do its job. */
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "pa-gpu-adapter: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static const char *cupti_error(CUptiResult r)
+{
+	const char *s = NULL;
+
+	if (cupti.GetResultString && cupti.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+		return s;
+	return "CUPTI error";
+}
+
+static bool records_observed(void)
+{
+	return __atomic_load_n(&pa_gpu_records_semaphore, __ATOMIC_RELAXED);
+}
+
+static void deliver(const struct pa_gpu_rec *recs, uint32_t n, uint64_t unobserved)
+{
+	DTRACE_PROBE3(pa_gpu, records, recs, n, unobserved);
+}
+
+static const CUpti_CallbackId runtime_launches[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+
+static const CUpti_CallbackId driver_launches[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+static void fire_launch(uint32_t corr, CUpti_CallbackId cbid, const char *api)
+{
+	uint64_t cur = __atomic_load_n(&last_corr, __ATOMIC_RELAXED), last = cur, ext;
+
+	ext = pa_gpu_corr_next(&last, corr);
+	/* Launches race from several threads: the largest stays. */
+	while (cur < last && !__atomic_compare_exchange_n(&last_corr, &cur, last, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	DTRACE_PROBE3(pa_gpu, launch, ext, (uint32_t)cbid, api);
+}
+
+/* Launch callbacks: runtime launches, and driver launches not made by one. */
+static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			       const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	bool enter = cb->callbackSite == CUPTI_API_ENTER;
+
+	(void)ud;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		in_runtime_launch += enter ? 1 : -1;
+		if (!enter || !pa_gpu_launch_semaphore)
+			return;
+	} else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !enter || in_runtime_launch ||
+		   !pa_gpu_launch_semaphore) {
+		return;
+	}
+	fire_launch(cb->correlationId, cbid, cb->functionName);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
+{
+	*buf = aligned_alloc(8, ACT_BUF);
+	*size = *buf ? ACT_BUF : 0;
+	*max_records = 0;
+}
+
+/* One CUPTI activity record as a pa_gpu_rec; false for kinds not handed over. */
+static bool convert(const CUpti_Activity *a, struct pa_gpu_rec *r)
+{
+	uint64_t last = __atomic_load_n(&last_corr, __ATOMIC_RELAXED);
+
+	memset(r, 0, sizeof(*r));
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)a;
+
+		r->kind = PA_GPU_KERNEL;
+		r->corr = pa_gpu_corr_near(last, k->correlationId);
+		r->start = k->start;
+		r->end = k->end;
+		r->name = (uintptr_t)k->name;
+		r->device = k->deviceId;
+		r->stream = k->streamId;
+		r->graph = k->graphId;
+		r->graph_node = k->graphNodeId;
+		r->grid[0] = k->gridX, r->grid[1] = k->gridY, r->grid[2] = k->gridZ;
+		r->block[0] = k->blockX, r->block[1] = k->blockY, r->block[2] = k->blockZ;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)a;
+
+		r->kind = PA_GPU_MEMCPY;
+		r->copy_kind = m->copyKind;
+		r->corr = pa_gpu_corr_near(last, m->correlationId);
+		r->start = m->start;
+		r->end = m->end;
+		r->bytes = m->bytes;
+		r->device = m->deviceId;
+		r->stream = m->streamId;
+		r->graph = m->graphId;
+		r->graph_node = m->graphNodeId;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)a;
+
+		r->kind = PA_GPU_MEMSET;
+		r->corr = pa_gpu_corr_near(last, m->correlationId);
+		r->start = m->start;
+		r->end = m->end;
+		r->bytes = m->bytes;
+		r->device = m->deviceId;
+		r->stream = m->streamId;
+		r->graph = m->graphId;
+		r->graph_node = m->graphNodeId;
+		break;
+	}
+	default:
+		return false;
+	}
+	r->start = pa_gpu_to_mono(r->start, clock_offset);
+	r->end = pa_gpu_to_mono(r->end, clock_offset);
+	return true;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+				      size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	struct pa_gpu_rec r;
+
+	(void)ctx, (void)stream, (void)size;
+	while (valid && cupti.ActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS)
+		if (convert(a, &r))
+			pa_gpu_batch_add(&batcher, &r);
+	pa_gpu_batch_flush(&batcher);
+	free(buf);
+}
+
+/* What is still in CUPTI's buffers goes out while the recorder is attached. */
+static void flush_at_exit(void)
+{
+	cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static bool open_cupti(void)
+{
+	static const char *const libs[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
+					   "/usr/local/cuda/lib64/libcupti.so"};
+	const char *env = getenv("PA_CUPTI_LIB");
+	void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_GLOBAL) : NULL;
+	size_t i;
+
+	for (i = 0; !h && i < sizeof(libs) / sizeof(libs[0]); i++)
+		h = dlopen(libs[i], RTLD_NOW | RTLD_GLOBAL);
+	if (!h) {
+		say("no libcupti (set PA_CUPTI_LIB to its path): GPU times are off");
+		return false;
+	}
+#define SYM(f) (*(void **)&cupti.f = dlsym(h, "cupti" #f))
+	if (!SYM(Subscribe) || !SYM(EnableCallback) || !SYM(ActivityRegisterCallbacks) ||
+	    !SYM(ActivityEnable) || !SYM(ActivityGetNextRecord) || !SYM(ActivityFlushAll) ||
+	    !SYM(GetTimestamp)) {
+		say("libcupti lacks %s: GPU times are off", "the activity API");
+		return false;
+	}
+	SYM(ActivityFlushPeriod);
+	SYM(GetResultString);
+#undef SYM
+	return true;
+}
+
+EXPORT int InitializeInjection(void)
+{
+	CUpti_SubscriberHandle sub;
+	uint64_t before, after, mono;
+	CUptiResult r;
+	size_t i;
+
+	pa_gpu_batcher_init(&batcher, deliver, records_observed);
+	if (!open_cupti())
+		return 1;
+	r = cupti.Subscribe(&sub, on_launch, NULL);
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			say("another tool (Nsight, torch.profiler) holds CUPTI: GPU times are off");
+		else
+			say("cannot subscribe to CUPTI (%s): GPU times are off", cupti_error(r));
+		return 1;
+	}
+	for (i = 0; i < sizeof(runtime_launches) / sizeof(runtime_launches[0]); i++)
+		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launches[i]);
+	for (i = 0; i < sizeof(driver_launches) / sizeof(driver_launches[0]); i++)
+		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
+	cupti.GetTimestamp(&before);
+	mono = pa_gpu_mono_ns();
+	cupti.GetTimestamp(&after);
+	clock_offset = pa_gpu_clock_offset(before, mono, after);
+	r = cupti.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (r == CUPTI_SUCCESS)
+		r = cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (r != CUPTI_SUCCESS) {
+		say("CUPTI activity records unavailable (%s): launches only", cupti_error(r));
+		return 1;
+	}
+	cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+	/* Records arrive within 100 ms even when the GPU goes idle. */
+	if (cupti.ActivityFlushPeriod)
+		cupti.ActivityFlushPeriod(100);
+	atexit(flush_at_exit);
+	return 1;
+}
