@@ -24,7 +24,9 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -D_GNU_SOURCE -Ilibcommon -Ibpf -I$(O) -I$(O)/gen
 CFLAGS   += $(SAN_CFLAGS)
 LDLIBS   := -lbpf -lelf -lz -lzstd -lprotobuf-c -ldw -llzma -liberty -lm
-BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf
+# usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is in the multiarch dir.
+BPFCFLAGS := -O2 -g $(WARN) -target bpf -D__TARGET_ARCH_$(ARCH) -I$(O) -Ibpf \
+	     -idirafter /usr/include/$(shell uname -m)-linux-gnu
 
 # libcommon/ is layered by folder (base < perfdata < symbolize < unwind < profile;
 # scripts/lint-layers checks it); one object per source, headers tracked by -MMD.
@@ -114,6 +116,13 @@ $(O)/tests/test_gpu_probes: tests/unit/test_gpu_probes.c cmd/gpu-attach/adapter/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit -Icmd/gpu-attach/adapter $< cmd/gpu-attach/adapter/probes.c \
 		-pthread -o $@
+
+# A CUDA program as the adapter shows it, GPU-less: it links the probe layer.
+$(O)/tests/workloads/gpu_producer: tests/workloads/gpu_producer.c cmd/gpu-attach/adapter/probes.c \
+		$(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Ibpf -Icmd/gpu-attach/adapter \
+		$< cmd/gpu-attach/adapter/probes.c -o $@
 
 # Each command is every .c under cmd/NAME/, linked against libcommon.a.
 cmd_objs = $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c))

@@ -13,12 +13,14 @@
  *		unobserved: records discarded so far because no recorder was attached.
  *
  * Both are gated by USDT semaphores: with no recorder attached the adapter fires
- * nothing and batches nothing.
+ * nothing and batches nothing.  Included by BPF code (after vmlinux.h) and by user
+ * space (after <linux/types.h>).
  */
 #ifndef PA_GPU_H
 #define PA_GPU_H
 
-#include <linux/types.h>
+/* Records in one pa_gpu:records batch at most. */
+#define PA_GPU_BATCH 256
 
 enum pa_gpu_rec_kind {
 	PA_GPU_KERNEL = 1,

@@ -30,6 +30,7 @@ struct bpf_task_work {
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "profile.h"
 #include "unwind.bpf.h"
@@ -80,6 +81,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* Threads whose launch the runtime's uprobe walked, until the adapter's launch
+ * probe (on_gpu_corr) takes it: tid -> time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} gpu_uprobed SEC(".maps");
 
 /*
  * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  One slot
@@ -446,8 +456,105 @@ int on_gpu_launch(struct pt_regs *ctx)
 	s->state = api;
 	s->nr_py = 0;
 	capture_stacks(ctx, s, false, SLOT_GPU);
+	if (!submit(s)) {
+		count(PROFILE_LOST_GPU, 1);
+		return 0;
+	}
+	/* The CUDA adapter, if loaded, names this launch's correlation id next. */
+	bpf_map_update_elem(&gpu_uprobed, &s->tid, &s->time, BPF_ANY);
+	return 0;
+}
+
+/*
+ * A launch the CUDA adapter saw (USDT pa_gpu:launch, bpf/gpu.h), in the launching
+ * thread.  When the runtime's uprobe took this thread's stack for the same launch
+ * (it fires at the API's entry, the adapter's callback inside it), only the
+ * correlation id goes out; else (a driver API launch) the stacks are taken here.
+ */
+SEC("usdt")
+int BPF_USDT(on_gpu_corr, __u64 corr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, slot = SLOT_GPU;
+	struct profile_sample *s;
+	bool paired;
+
+	if (!is_target(tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return 0;
+	paired = bpf_map_delete_elem(&gpu_uprobed, &tid) == 0;
+	s->pid = tgid;
+	s->tid = tid;
+	s->time = bpf_ktime_get_ns();
+	s->period = corr;
+	s->cpu = bpf_get_smp_processor_id();
+	s->kind = PROFILE_KIND_GPU_CORR;
+	s->state = paired ? PROFILE_GPU_PAIRED : 0;
+	s->flags = 0;
+	s->nr_kernel = s->nr_user = s->nr_py = 0;
+	if (!paired)
+		capture_stacks(ctx, s, false, SLOT_GPU);
 	if (!submit(s))
 		count(PROFILE_LOST_GPU, 1);
+	return 0;
+}
+
+struct gpu_batch {
+	const struct pa_gpu_rec *recs;
+	__u64 time, unobserved;
+	__u32 pid, tid, cpu;
+};
+
+static long gpu_rec_one(__u32 i, void *data)
+{
+	struct gpu_batch *b = data;
+	struct profile_gpu_rec *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(PROFILE_LOST_GPU_REC, 1);
+		return 0;
+	}
+	e->pid = b->pid;
+	e->tid = b->tid;
+	e->time = b->time;
+	e->unobserved = b->unobserved;
+	e->cpu = b->cpu;
+	e->flags = 0;
+	e->nr_kernel = e->nr_user = e->nr_py = 0;
+	e->kind = PROFILE_KIND_GPU_REC;
+	e->state = 0;
+	e->name[0] = 0;
+	if (bpf_probe_read_user(&e->rec, sizeof(e->rec), &b->recs[i])) {
+		bpf_ringbuf_discard(e, 0);
+		return 1;
+	}
+	if (e->rec.name)
+		bpf_probe_read_user_str(e->name, sizeof(e->name), (const void *)e->rec.name);
+	bpf_ringbuf_submit(e, wakeup_flags());
+	return 0;
+}
+
+/* A batch of the CUDA adapter's GPU activity records (USDT pa_gpu:records): each
+ * goes out with its kernel's name, read while the adapter still holds it. */
+SEC("usdt")
+int BPF_USDT(on_gpu_records, const struct pa_gpu_rec *recs, __u32 n, __u64 unobserved)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct gpu_batch b = {
+		.recs = recs,
+		.time = bpf_ktime_get_ns(),
+		.unobserved = unobserved,
+		.pid = id >> 32,
+		.tid = (__u32)id,
+		.cpu = bpf_get_smp_processor_id(),
+	};
+
+	(void)ctx;
+	if (!is_target(b.pid))
+		return 0;
+	bpf_loop(n < PA_GPU_BATCH ? n : PA_GPU_BATCH, gpu_rec_one, &b, 0);
 	return 0;
 }
 

@@ -7,6 +7,8 @@
 #ifndef PA_PROFILE_H
 #define PA_PROFILE_H
 
+#include "gpu.h"
+
 /*
  * Frames kept per stack.  Kernel stacks (and --unwind fp user stacks, both taken by
  * bpf_get_stack) keep perf's default of 127.  The CFI walker goes deeper: a compiler's
@@ -43,6 +45,17 @@
  * PROFILE_GPU_API_*; the stacks are the launching thread's.
  */
 #define PROFILE_KIND_GPU_LAUNCH 3
+
+/*
+ * A launch the CUDA adapter saw (its USDT probe pa_gpu:launch, bpf/gpu.h): period is
+ * its correlation id.  state PROFILE_GPU_PAIRED: the runtime's uprobe took this
+ * thread's stack for the same launch just before (the last GPU_LAUNCH sample of the
+ * thread), and no stack follows; 0: the stacks are this launch's.
+ */
+#define PROFILE_KIND_GPU_CORR 4
+#define PROFILE_GPU_PAIRED    1
+/* A GPU activity record of the adapter: a struct profile_gpu_rec. */
+#define PROFILE_KIND_GPU_REC 5
 
 /* The launch APIs probed: the uprobe's cookie, and profile_sample.state. */
 #define PROFILE_GPU_API_LAUNCH	  0 /* cudaLaunchKernel(func, ...): func in arg 1 */
@@ -87,7 +100,8 @@
 #define PROFILE_KSTACK_CUT	9  /* kernel stacks cut at PROFILE_MAX_FRAMES */
 #define PROFILE_USTACK_FP_CUT	10 /* --unwind fp user stacks cut at PROFILE_MAX_FRAMES */
 #define PROFILE_LOST_GPU	11 /* GPU launches: ring buffer full */
-#define PROFILE_LOST_NR		12
+#define PROFILE_LOST_GPU_REC	12 /* GPU activity records: ring buffer full */
+#define PROFILE_LOST_NR		13
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */
@@ -188,5 +202,28 @@ _Static_assert(__builtin_offsetof(struct profile_slice_sample, slice) ==
 /* Value of the `targets` map: only presence matters, the byte is for debugging. */
 #define PROFILE_TARGET_ROOT  1 /* given by the user (-p, or the started command) */
 #define PROFILE_TARGET_CHILD 2 /* found following fork() */
+
+/*
+ * A GPU activity record (PROFILE_KIND_GPU_REC): the sample header's fields where a
+ * sample has them (period: the records the adapter discarded so far with nobody
+ * listening), then the record and the kernel's name as the process had it.
+ */
+#define PROFILE_GPU_NAME 256
+
+struct profile_gpu_rec {
+	__u32 pid, tid;
+	__u64 time;	  /* when the records probe fired */
+	__u64 unobserved; /* profile_sample.period's place */
+	__u32 cpu, flags;
+	__u16 nr_kernel, nr_user; /* 0 */
+	__u8 kind;		  /* PROFILE_KIND_GPU_REC */
+	__u8 state;
+	__u16 nr_py;
+	struct pa_gpu_rec rec;
+	char name[PROFILE_GPU_NAME];
+};
+
+_Static_assert(__builtin_offsetof(struct profile_gpu_rec, kind) == 36, "profile_gpu_rec.kind");
+_Static_assert(__builtin_offsetof(struct profile_gpu_rec, rec) == 40, "profile_gpu_rec.rec");
 
 #endif /* PA_PROFILE_H */

@@ -69,3 +69,62 @@ setup() {
 	[ "$(grep -c '^pa-gpu-adapter: ' <<<"$output")" = 1 ] || fail "not one line: $output"
 	[[ $output == *"GPU times are off"* ]] || fail "$output"
 }
+
+# gpu_time_under PATTERN: the gpu-time ns of folded lines ending in PATTERN.
+gpu_time_under() {
+	grep -E "$1 [0-9]+\$" folded.txt | awk '{ t += $NF } END { print t + 0 }'
+}
+
+@test "gpu-attach: pa-record --gpu puts the adapter's GPU times under their launch's stack" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_WL/gpu_producer"
+	cp "$PA_WL/gpu_producer" .
+	pa_record -v --gpu -F 99 -o pa.data -- ./gpu_producer 1000 >out.txt 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	grep -q "the CUDA adapter's probes attached in .*gpu_producer" rec.err || fail "not attached"
+	grep -q 'gpu: 2010 kernels, copies and sets timed by the CUDA adapter' rec.err ||
+		fail "$(grep 'gpu:' rec.err)"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-time >folded.txt 2>conv.err ||
+		fail "pa-convert: $(cat conv.err)"
+	cat folded.txt
+	# A runtime launch: the uprobe's stack, taken once (no probe frames above the API).
+	n=$(gpu_time_under ';main;step_a;cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_kernA\(float\*,_int\)')
+	[ "$n" = 2000000 ] || fail "kernA: $n ns under main;step_a, not 1000 x 2000"
+	# A driver launch: the probe took the stack itself.
+	n=$(gpu_time_under ';main;step_b;cuLaunchKernel;pa_gpu_launch;\[gpu:launch\];\[gpu:kernel\]_kernB\(float\*,_int\)')
+	[ "$n" = 5000000 ] || fail "kernB: $n ns under main;step_b, not 1000 x 5000"
+	# Records no launch made, apart; nothing else.
+	n=$(gpu_time_under '^gpu_producer;\[gpu:unmatched\];\[gpu:kernel\]_orphan\(\)')
+	[ "$n" = 10000 ] || fail "unmatched: $n ns, not 10 x 1000"
+	[ "$(awk '{ t += $NF } END { print t }' folded.txt)" = 7010000 ] || fail "other GPU time"
+}
+
+@test "gpu-attach: gpu-time is gpu/nanoseconds in pprof and GPU time in pa-report and perf report" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_REPORT" "$PA_WL/gpu_producer"
+	command -v go >/dev/null || fail "go not installed (make deps installs golang-go)"
+	cp "$PA_WL/gpu_producer" .
+	pa_record --gpu -F 99 -o pa.data -- ./gpu_producer 200 >out.txt 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	"$PA_CONVERT" -i pa.data --pprof -o pa.pb.gz || fail "pa-convert failed"
+	go tool pprof -raw pa.pb.gz >raw.txt 2>&1 || fail "$(cat raw.txt)"
+	grep -q 'gpu/nanoseconds' raw.txt || fail "$(head -5 raw.txt)"
+	run -0 "$PA_REPORT" -i pa.data --event gpu-time --no-children --sort sym -g none --stdio
+	[[ $output == *"# GPU time: 0.001402 s"* ]] || fail "$output"
+	grep -qE '^ +71\.[0-9]+%  \[\.\] \[gpu:kernel\] kernB\(float\*, int\)$' <<<"$output" || fail "$output"
+	perf report -i pa.data --no-children --sort sym -g none --stdio 2>/dev/null >perf.txt
+	grep -qE "^# Samples: .* of event 'gpu-time'" perf.txt || fail "$(cat perf.txt)"
+	grep -qF '[gpu:kernel] kernB(float*, int)' perf.txt || fail "perf does not name the kernel"
+}
+
+@test "gpu-attach: pa-record --gpu -- CMD runs CMD with the adapter, unless it has another injection" {
+	require_root
+	require_bin "$PA_RECORD"
+	pa_record --gpu -F 99 -o pa.data -- env >env.txt 2>rec.err || fail "$(tail -3 rec.err)"
+	grep -qx "CUDA_INJECTION64_PATH=$PA_GPU_ADAPTER_LIB" env.txt || fail "not injected: $(grep CUDA env.txt)"
+	CUDA_INJECTION64_PATH=/opt/other/libinject.so pa_record --gpu -F 99 -o pa.data -- env \
+		>env.txt 2>rec.err || fail "$(tail -3 rec.err)"
+	grep -qx 'CUDA_INJECTION64_PATH=/opt/other/libinject.so' env.txt || fail "replaced: $(grep CUDA env.txt)"
+	grep -q 'CUDA_INJECTION64_PATH is set (/opt/other/libinject.so): the CUDA adapter is not injected' rec.err ||
+		fail "no warning: $(cat rec.err)"
+}

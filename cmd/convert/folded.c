@@ -21,6 +21,7 @@
 
 #include "base/hash.h"
 #include "convert.h"
+#include "profile/gpu_events.h"
 #include "profile/offcpu.h"
 
 struct token {
@@ -484,8 +485,10 @@ static const struct line *next_line(const struct folder *f, struct run run[2])
 int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn write, void *ctx)
 {
 	const struct cg_event *e = cg_event(cg, ev);
-	/* Off-CPU samples differ in length: what a flame graph must weigh is the time. */
-	bool by_time = e && e->name && !strcmp(e->name, OFFCPU_EVENT);
+	/* Off-CPU and GPU samples differ in length: what a flame graph must weigh is the
+	 * time. */
+	bool by_time = e && e->name &&
+		       (!strcmp(e->name, OFFCPU_EVENT) || !strcmp(e->name, GPU_TIME_EVENT));
 	struct out o = {.write = write, .ctx = ctx};
 	struct folder f = {0};
 	struct run run[2];

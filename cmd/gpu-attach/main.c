@@ -36,30 +36,10 @@ static void usage(FILE *f)
 		   "Environment: PA_GPU_ADAPTER (the adapter's path), PA_CUPTI_LIB (libcupti's)\n");
 }
 
-/*
- * The adapter's path into buf: PA_GPU_ADAPTER, else beside this program (a build
- * tree), else ../lib/perf-agent/ from it (an install).  false when none exists.
- */
+/* The adapter's path into buf (pa_find_libfile); false when it is not there. */
 static bool find_adapter(char *buf, size_t len)
 {
-	const char *env = getenv("PA_GPU_ADAPTER");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env)
-		return snprintf(buf, len, "%s", env) < (int)len && !access(buf, R_OK);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return false;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return false;
-	*slash = 0;
-	if (snprintf(buf, len, "%s/%s", self, ADAPTER) < (int)len && !access(buf, R_OK))
-		return true;
-	return snprintf(buf, len, "%s/../lib/perf-agent/%s", self, ADAPTER) < (int)len &&
-	       !access(buf, R_OK);
+	return pa_find_libfile(ADAPTER, "PA_GPU_ADAPTER", buf, len);
 }
 
 /* The first of names dlopen finds, or NULL.  It stays loaded: the process ends

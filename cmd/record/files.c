@@ -268,7 +268,7 @@ const struct rec_file *rec_file_get(struct rec_session *s, const struct rec_file
 	f = &fs->v[id];
 	if (fresh && f->is_python)
 		python_found(s, f, r);
-	if (fresh && f->ngpu)
+	if (fresh && (f->ngpu || f->pa_gpu))
 		rec_gpu_file(s, f, r);
 	if (want_table && !f->opened && !fresh) {
 		/* Only its path was readable before: try its process again. */

@@ -12,7 +12,12 @@
  *	cudaLaunchKernel ... step ... main
  *
  * Both frames are functions of the capture's synthetic ELF file (synthsym.c).
- * Launches are counted, not timed: kernel durations need CUPTI's activity records.
+ *
+ * With the CUDA adapter in a process (cmd/gpu-attach, its USDT probes in bpf/gpu.h),
+ * each launch also gets its correlation id (on_gpu_corr: the uprobe's stack, taken
+ * once, or the probe's own for a driver API launch), and each GPU activity record
+ * with that id becomes a gpu-time sample under the same stack, weighed by its ns on
+ * the GPU.  Records no launch claims go under [gpu:unmatched].
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -30,6 +35,7 @@
 #include "base/procfs.h"
 #include "base/util.h"
 #include "perfdata/pd_write.h"
+#include "symbolize/demangle.h"
 #include "symbolize/symtab.h"
 #include "profile.skel.h"
 #include "record.h"
@@ -71,10 +77,49 @@ struct gpu_symtab {
 	uint64_t used;
 };
 
+/* A launch's stack below [gpu:launch] (callchain entries, PERF_CONTEXT_USER first). */
+struct gpu_chain {
+	uint64_t *ips;
+	uint32_t n;
+};
+
+/* The last launch a thread's uprobe walked, for the adapter's probe that follows. */
+struct gpu_last {
+	pid_t tid;
+	struct gpu_chain chain;
+};
+
+/* A launch the adapter named, until its records are in: (pid, correlation id). */
+struct gpu_pending {
+	pid_t pid;
+	uint64_t corr, time;
+	struct gpu_chain chain;
+};
+
+/* A kernel, copy or set by its record's name: the synthetic function naming it. */
+struct gpu_name {
+	char *name;
+	int64_t fn;
+};
+
+/* Launches kept waiting for records at most (oldest first out), and how long. */
+#define GPU_PENDING_MAX	 (256u << 10)
+#define GPU_PENDING_NS	 (30ULL * 1000000000)
+#define GPU_LAST_THREADS 4096
+
 struct rec_gpu {
 	struct bpf_link *links[GPU_MAX_LINKS];
 	size_t nr_links;
-	int64_t launch_fn, graph_fn, unknown_fn;
+	int64_t launch_fn, graph_fn, unknown_fn, unmatched_fn;
+
+	struct gpu_last last[GPU_LAST_THREADS]; /* by tid % GPU_LAST_THREADS */
+	struct gpu_pending *pending;
+	size_t nr_pending, cap_pending;
+	struct hidx pending_idx;
+	struct gpu_name *names;
+	size_t nr_names, cap_names;
+	struct hidx name_idx;
+	uint64_t timed, timed_ns, unmatched, unpaired, adapter_files, unobserved;
 
 	struct gpu_kernel *kernels;
 	size_t nr_kernels, cap_kernels;
@@ -97,7 +142,8 @@ int rec_gpu_init(struct rec_session *s)
 	g->launch_fn = rec_synth_fn(s, "[gpu:launch]", "<gpu>", 0);
 	g->graph_fn = rec_synth_fn(s, "[gpu:kernel] <CUDA graph>", "<gpu>", 0);
 	g->unknown_fn = rec_synth_fn(s, "[gpu:kernel] <unknown>", "<gpu>", 0);
-	if (g->launch_fn < 0 || g->graph_fn < 0 || g->unknown_fn < 0) {
+	g->unmatched_fn = rec_synth_fn(s, "[gpu:unmatched]", "<gpu>", 0);
+	if (g->launch_fn < 0 || g->graph_fn < 0 || g->unknown_fn < 0 || g->unmatched_fn < 0) {
 		free(g);
 		return -ENOMEM;
 	}
@@ -105,13 +151,39 @@ int rec_gpu_init(struct rec_session *s)
 	return 0;
 }
 
-/* The runtime's launch APIs that e defines, as file offsets into f->gpu. */
+/* Whether e has the CUDA adapter's USDT probes: a stapsdt note of provider pa_gpu. */
+static bool has_adapter_probes(Elf *e)
+{
+	static const char key[] = "pa_gpu\0launch"; /* provider, then probe name */
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".note.stapsdt") || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		if (memmem(d->d_buf, d->d_size, key, sizeof(key)))
+			return true;
+	}
+	return false;
+}
+
+/* The runtime's launch APIs that e defines, as file offsets into f->gpu; whether it
+ * has the adapter's probes, into f->pa_gpu. */
 void rec_gpu_probe_elf(Elf *e, struct rec_file *f)
 {
 	static const Elf64_Word types[] = {SHT_DYNSYM, SHT_SYMTAB};
 	size_t t;
 
 	f->ngpu = 0;
+	f->pa_gpu = false;
 	for (t = 0; t < 2; t++) {
 		Elf_Scn *scn = NULL;
 
@@ -167,6 +239,37 @@ void rec_gpu_probe_elf(Elf *e, struct rec_file *f)
 			}
 		}
 	}
+	f->pa_gpu = has_adapter_probes(e);
+}
+
+/* The adapter's two probes in the file at path (shown as name), for every process. */
+static void attach_adapter(struct rec_session *s, const char *path, const char *name)
+{
+	static const char *const probes[] = {"launch", "records"};
+	struct rec_gpu *g = s->gpu;
+	struct bpf_program *progs[] = {s->skel->progs.on_gpu_corr, s->skel->progs.on_gpu_records};
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct bpf_link *l;
+
+		if (g->nr_links == GPU_MAX_LINKS) {
+			g->attach_failed++;
+			continue;
+		}
+		l = bpf_program__attach_usdt(progs[i], -1, path, "pa_gpu", probes[i], NULL);
+		if (!l) {
+			g->attach_failed++;
+			if (s->opts.verbose)
+				pa_warn("gpu: cannot attach to pa_gpu:%s in %s: %s", probes[i],
+					name, strerror(errno));
+			continue;
+		}
+		g->links[g->nr_links++] = l;
+	}
+	g->adapter_files++;
+	if (s->opts.verbose)
+		pa_info("gpu: the CUDA adapter's probes attached in %s", name);
 }
 
 void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_file_ref *r)
@@ -175,14 +278,15 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	char path[4200];
 	int i;
 
-	if (!g || !f->ngpu)
+	if (!g || (!f->ngpu && !f->pa_gpu))
 		return;
 	/* By the process's own view of the file: the uprobe goes on its inode. */
 	if (r->pid == getpid())
 		snprintf(path, sizeof(path), "%s", r->path);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, r->path);
-	g->files++;
+	if (f->ngpu)
+		g->files++;
 	for (i = 0; i < f->ngpu; i++) {
 		struct bpf_uprobe_opts uo = {.sz = sizeof(uo), .bpf_cookie = f->gpu[i].api};
 		struct bpf_link *l;
@@ -202,7 +306,9 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 		}
 		g->links[g->nr_links++] = l;
 	}
-	if (s->opts.verbose)
+	if (f->pa_gpu)
+		attach_adapter(s, path, r->path);
+	if (s->opts.verbose && f->ngpu)
 		pa_info("gpu: %d CUDA launch APIs probed in %s", f->ngpu, r->path);
 }
 
@@ -220,6 +326,33 @@ static void probe_path(struct rec_session *s, const char *name)
 	r.ino = st.st_ino;
 	/* Its unwind table too: a launch is walked by it from the first one. */
 	rec_file_get(s, &r, true);
+}
+
+#define ADAPTER "libpa-gpu-adapter.so"
+
+void rec_gpu_inject(struct rec_session *s)
+{
+	const char *old = getenv("CUDA_INJECTION64_PATH");
+	char path[PATH_MAX];
+
+	if (!s->gpu || !s->opts.cmd_argv ||
+	    !pa_find_libfile(ADAPTER, "PA_GPU_ADAPTER", path, sizeof(path)))
+		return;
+	if (old && *old && strcmp(old, path))
+		pa_warn("gpu: CUDA_INJECTION64_PATH is set (%s): the CUDA adapter is not injected, "
+			"so launches are counted, not timed",
+			old);
+	else if (!setenv("CUDA_INJECTION64_PATH", path, 1) && s->opts.verbose)
+		pa_info("gpu: the command runs with the CUDA adapter (%s)", path);
+}
+
+/* The CUDA adapter's probes, attached before any target loads it. */
+static void preattach_adapter(struct rec_session *s)
+{
+	char path[PATH_MAX];
+
+	if (pa_find_libfile(ADAPTER, "PA_GPU_ADAPTER", path, sizeof(path)))
+		probe_path(s, path);
 }
 
 /*
@@ -262,6 +395,7 @@ void rec_gpu_preattach(struct rec_session *s)
 			probe_path(s, gl.gl_pathv[j]);
 		globfree(&gl);
 	}
+	preattach_adapter(s);
 	cmd = s->opts.cmd_argv ? s->opts.cmd_argv[0] : NULL;
 	if (cmd && strchr(cmd, '/')) {
 		probe_path(s, cmd);
@@ -390,56 +524,265 @@ static int64_t kernel_fn(struct rec_session *s, pid_t pid, uint64_t func, uint8_
 	return k.fn;
 }
 
-int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size)
+/*
+ * The launching thread's stack of sample ps, root last, into out[0..max): its user
+ * ips with its Python frames in place.  Returns the number of entries.
+ */
+static size_t launch_stack(struct rec_session *s, const struct profile_sample *ps, size_t size,
+			   uint64_t *out, size_t max)
 {
-	struct rec_gpu *g = s->gpu;
+	uint64_t room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(__u64);
+	size_t nu = ps->nr_user < room ? ps->nr_user : room, npy = 0, n;
+
+	/* no kernel frames: Python pairs follow the user ips */
+	if (ps->nr_py && nu < room)
+		npy = ps->nr_py < (room - nu) / 2 ? ps->nr_py : (room - nu) / 2;
+	n = rec_python_chain(s, ps->pid, npy ? ps->ips + nu : NULL, npy,
+			     (ps->flags & PROFILE_F_PY_CUT) != 0, ps->ips, nu, out, max);
+	/* The probed API's entry (or the probe's site), no longer the leaf: readers take
+	 * pc - 1 for a caller's frame, which would fall before the function. */
+	if (n)
+		out[0]++;
+	return n;
+}
+
+static const struct rec_cpu *cpu_of(const struct rec_session *s, uint32_t cpu)
+{
+	return cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[cpu] ? s->cpu_by_nr[cpu]
+								   : &s->cpus[0];
+}
+
+/* Write one sample of event evidx (id) in pid/tid: [kernel fn] [top fn] stack... */
+static int write_gpu_sample(struct rec_session *s, int evidx, uint64_t id, pid_t pid, pid_t tid,
+			    uint32_t cpu, uint64_t time, uint64_t period, int64_t fn, int64_t top,
+			    const uint64_t *stack, size_t nstack)
+{
+	uint64_t *cc = s->callchain;
+	size_t max = sizeof(s->callchain) / sizeof(*cc), n = 0;
 	struct pd_sample smp = {};
-	uint64_t *cc = s->callchain, room;
-	size_t nu, npy = 0, at, n = 0, start;
-	const struct rec_cpu *c;
-	int64_t fn;
 	int err;
 
-	if (!g || s->gpu_evidx < 0 || size < PROFILE_SAMPLE_HDR_SIZE)
-		return 0;
-	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(__u64);
-	nu = ps->nr_user < room ? ps->nr_user : room;
-	at = nu; /* no kernel frames: Python pairs follow the user ips */
-	if (ps->nr_py && at < room)
-		npy = ps->nr_py < (room - at) / 2 ? ps->nr_py : (room - at) / 2;
-	fn = kernel_fn(s, ps->pid, ps->period, ps->state);
 	/* Before the sample, in time order: both frames are in the synthetic file. */
-	rec_synth_map(s, ps->pid, 0, ps->time > 0 ? ps->time - 1 : 0);
+	rec_synth_map(s, pid, 0, time > 0 ? time - 1 : 0);
 	cc[n++] = PERF_CONTEXT_USER;
 	cc[n++] = rec_synth_addr(s, (uint32_t)fn, 0);
-	cc[n++] = rec_synth_addr(s, (uint32_t)g->launch_fn, 0);
-	start = n;
-	n += rec_python_chain(s, ps->pid, npy ? ps->ips + at : NULL, npy,
-			      (ps->flags & PROFILE_F_PY_CUT) != 0, ps->ips, nu, cc + n,
-			      sizeof(s->callchain) / sizeof(*cc) - n);
-	/* The probed API's entry, no longer the leaf: readers take pc - 1 for a caller's
-	 * frame, which would fall before the function. */
-	if (n > start)
-		cc[start]++;
-	c = ps->cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[ps->cpu] ? s->cpu_by_nr[ps->cpu]
-									: &s->cpus[0];
+	cc[n++] = rec_synth_addr(s, (uint32_t)top, 0);
+	if (nstack > max - n)
+		nstack = max - n;
+	if (nstack)
+		memcpy(cc + n, stack, nstack * sizeof(*cc));
+	n += nstack;
 	smp.ip = cc[1];
 	smp.misc = PERF_RECORD_MISC_USER;
-	smp.pid = ps->pid;
-	smp.tid = ps->tid;
-	smp.time = ps->time;
-	smp.cpu = ps->cpu;
-	smp.period = 1;
+	smp.pid = pid;
+	smp.tid = tid;
+	smp.time = time;
+	smp.cpu = cpu;
+	smp.period = period;
 	smp.nr_ips = n;
 	smp.ips = cc;
-	smp.id = c->gpu_id;
-	err = pd_write_sample(s->w, s->gpu_evidx, &smp);
+	smp.id = id;
+	err = pd_write_sample(s->w, evidx, &smp);
 	if (err) {
 		s->write_err = err;
 		return err;
 	}
-	g->launches++;
 	s->records_in_round++;
+	return 0;
+}
+
+/* A copy of stack[0..n) as a chain; false when out of memory. */
+static bool chain_set(struct gpu_chain *c, const uint64_t *stack, size_t n)
+{
+	free(c->ips);
+	c->ips = n ? malloc(n * sizeof(*c->ips)) : NULL;
+	c->n = c->ips ? n : 0;
+	if (c->ips)
+		memcpy(c->ips, stack, n * sizeof(*c->ips));
+	return !n || c->ips;
+}
+
+int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size)
+{
+	struct rec_gpu *g = s->gpu;
+	uint64_t stack[PROFILE_MAX_UFRAMES + PROFILE_MAX_PYFRAMES];
+	struct gpu_last *last;
+	size_t n;
+	int err;
+
+	if (!g || s->gpu_evidx < 0 || size < PROFILE_SAMPLE_HDR_SIZE)
+		return 0;
+	n = launch_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack));
+	err = write_gpu_sample(s, s->gpu_evidx, cpu_of(s, ps->cpu)->gpu_id, ps->pid, ps->tid,
+			       ps->cpu, ps->time, 1, kernel_fn(s, ps->pid, ps->period, ps->state),
+			       g->launch_fn, stack, n);
+	if (err)
+		return err;
+	g->launches++;
+	/* The adapter's launch probe, if it is in this process, comes next in this
+	 * thread and takes this stack (the BPF side pairs them). */
+	if (g->adapter_files) {
+		last = &g->last[ps->tid % GPU_LAST_THREADS];
+		last->tid = chain_set(&last->chain, stack, n) ? ps->tid : 0;
+	}
+	return 0;
+}
+
+static bool pending_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct gpu_pending *a = &((const struct rec_gpu *)ctx)->pending[id], *b = key;
+
+	return a->pid == b->pid && a->corr == b->corr;
+}
+
+static uint64_t pending_hash(pid_t pid, uint64_t corr)
+{
+	return hash_mix(hash_mix(0, (uint64_t)pid), corr);
+}
+
+/* Make room: launches waiting longer than GPU_PENDING_NS go, then the older half.
+ * Their records, if they still come, are unmatched.  The index is rebuilt. */
+static void pending_evict(struct rec_gpu *g, uint64_t now)
+{
+	uint64_t cut = now > GPU_PENDING_NS ? now - GPU_PENDING_NS : 0;
+	size_t i, k = 0;
+
+	if (g->nr_pending && g->pending[g->nr_pending / 2].time > cut)
+		cut = g->pending[g->nr_pending / 2].time;
+	hidx_free(&g->pending_idx);
+	for (i = 0; i < g->nr_pending; i++) {
+		if (g->pending[i].time < cut) {
+			free(g->pending[i].chain.ips);
+			continue;
+		}
+		g->pending[k] = g->pending[i];
+		if (hidx_insert(&g->pending_idx,
+				pending_hash(g->pending[k].pid, g->pending[k].corr), k))
+			free(g->pending[k].chain.ips);
+		else
+			k++;
+	}
+	g->nr_pending = k;
+}
+
+int rec_gpu_corr(struct rec_session *s, const struct profile_sample *ps, size_t size)
+{
+	struct rec_gpu *g = s->gpu;
+	uint64_t stack[PROFILE_MAX_UFRAMES + PROFILE_MAX_PYFRAMES];
+	struct gpu_pending key = {.pid = ps->pid, .corr = ps->period, .time = ps->time};
+	struct gpu_last *last = g ? &g->last[ps->tid % GPU_LAST_THREADS] : NULL;
+	int64_t id;
+
+	if (!g || size < PROFILE_SAMPLE_HDR_SIZE)
+		return 0;
+	if (ps->state == PROFILE_GPU_PAIRED) {
+		if (last->tid != (pid_t)ps->tid) {
+			g->unpaired++;
+			return 0;
+		}
+		key.chain = last->chain;
+		last->chain = (struct gpu_chain){0};
+		last->tid = 0;
+	} else if (!chain_set(&key.chain, stack,
+			      launch_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack)))) {
+		return 0;
+	}
+	id = hidx_find(&g->pending_idx, pending_hash(key.pid, key.corr), pending_eq, g, &key);
+	if (id >= 0) { /* the same id again: the newer launch */
+		free(g->pending[id].chain.ips);
+		g->pending[id] = key;
+		return 0;
+	}
+	if (g->nr_pending >= GPU_PENDING_MAX)
+		pending_evict(g, ps->time);
+	if (pa_grow((void **)&g->pending, &g->cap_pending, g->nr_pending + 1,
+		    sizeof(*g->pending)) ||
+	    hidx_insert(&g->pending_idx, pending_hash(key.pid, key.corr), g->nr_pending)) {
+		free(key.chain.ips);
+		return 0;
+	}
+	g->pending[g->nr_pending++] = key;
+	return 0;
+}
+
+static bool name_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return !strcmp(((const struct rec_gpu *)ctx)->names[id].name, key);
+}
+
+/* The synthetic function naming what record r did: a kernel (demangled), a copy or a
+ * set. */
+static int64_t record_fn(struct rec_session *s, const struct pa_gpu_rec *r, const char *kname)
+{
+	static const char *const copies[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+	struct rec_gpu *g = s->gpu;
+	char name[PROFILE_GPU_NAME + 32], *dm = NULL;
+	uint64_t h;
+	int64_t id;
+	struct gpu_name e;
+
+	if (r->kind == PA_GPU_MEMCPY)
+		snprintf(name, sizeof(name), "[gpu:memcpy %s]",
+			 r->copy_kind < sizeof(copies) / sizeof(copies[0]) && r->copy_kind
+				 ? copies[r->copy_kind]
+				 : "other");
+	else if (r->kind == PA_GPU_MEMSET)
+		snprintf(name, sizeof(name), "[gpu:memset]");
+	else if (!kname[0])
+		return g->unknown_fn;
+	else
+		snprintf(name, sizeof(name), "[gpu:kernel] %s",
+			 (dm = dm_demangle(kname)) ? dm : kname);
+	free(dm);
+	h = hash_str(name);
+	id = hidx_find(&g->name_idx, h, name_eq, g, name);
+	if (id >= 0)
+		return g->names[id].fn;
+	e.fn = rec_synth_fn(s, name, "<gpu>", 0);
+	e.name = strdup(name);
+	if (e.fn < 0 || !e.name) {
+		free(e.name);
+		return g->unknown_fn;
+	}
+	if (pa_grow((void **)&g->names, &g->cap_names, g->nr_names + 1, sizeof(*g->names)) ||
+	    hidx_insert(&g->name_idx, h, g->nr_names)) {
+		free(e.name);
+		return e.fn;
+	}
+	g->names[g->nr_names++] = e;
+	return e.fn;
+}
+
+int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t size)
+{
+	struct rec_gpu *g = s->gpu;
+	struct gpu_pending key = {.pid = e->pid, .corr = e->rec.corr};
+	const struct gpu_pending *p = NULL;
+	char kname[PROFILE_GPU_NAME];
+	uint64_t ns;
+	int64_t id;
+	int err;
+
+	if (!g || s->gpu_time_evidx < 0 || size < sizeof(*e))
+		return 0;
+	if (e->unobserved > g->unobserved)
+		g->unobserved = e->unobserved;
+	id = hidx_find(&g->pending_idx, pending_hash(key.pid, key.corr), pending_eq, g, &key);
+	if (id >= 0)
+		p = &g->pending[id];
+	memcpy(kname, e->name, sizeof(kname));
+	kname[sizeof(kname) - 1] = 0;
+	ns = e->rec.end > e->rec.start ? e->rec.end - e->rec.start : 0;
+	err = write_gpu_sample(s, s->gpu_time_evidx, cpu_of(s, e->cpu)->gpu_time_id, e->pid, e->tid,
+			       e->cpu, e->time, ns ? ns : 1, record_fn(s, &e->rec, kname),
+			       p ? g->launch_fn : g->unmatched_fn, p ? p->chain.ips : NULL,
+			       p ? p->chain.n : 0);
+	if (err)
+		return err;
+	g->timed++;
+	g->timed_ns += ns;
+	g->unmatched += !p;
 	return 0;
 }
 
@@ -449,10 +792,17 @@ void rec_gpu_summary(const struct rec_session *s)
 
 	if (!g || s->opts.quiet)
 		return;
-	pa_info("gpu: %llu kernel launches (counted, not timed: no CUPTI records) in %llu "
-		"binaries with the CUDA runtime; %llu launched functions unnamed%s",
-		(unsigned long long)g->launches, (unsigned long long)g->files,
-		(unsigned long long)g->unnamed,
+	if (g->adapter_files)
+		pa_info("gpu: %llu kernels, copies and sets timed by the CUDA adapter (%.3f ms on "
+			"the GPU), %llu of them without their launch; %llu discarded before "
+			"pa-record attached",
+			(unsigned long long)g->timed, g->timed_ns / 1e6,
+			(unsigned long long)g->unmatched, (unsigned long long)g->unobserved);
+	pa_info("gpu: %llu kernel launches (counted%s) in %llu binaries with the CUDA runtime; "
+		"%llu launched functions unnamed%s",
+		(unsigned long long)g->launches,
+		g->adapter_files ? "; timed as gpu-time" : ", not timed: no CUDA adapter",
+		(unsigned long long)g->files, (unsigned long long)g->unnamed,
 		g->attach_failed ? "; some launch APIs could not be probed (-v says which)" : "");
 }
 
@@ -467,6 +817,16 @@ void rec_gpu_free(struct rec_session *s)
 		bpf_link__destroy(g->links[i]);
 	for (i = 0; i < GPU_SYMTABS; i++)
 		symtab_free(g->symtabs[i].st);
+	for (i = 0; i < GPU_LAST_THREADS; i++)
+		free(g->last[i].chain.ips);
+	for (i = 0; i < g->nr_pending; i++)
+		free(g->pending[i].chain.ips);
+	for (i = 0; i < g->nr_names; i++)
+		free(g->names[i].name);
+	free(g->pending);
+	free(g->names);
+	hidx_free(&g->pending_idx);
+	hidx_free(&g->name_idx);
 	free(g->kernels);
 	hidx_free(&g->kernel_idx);
 	free(g);

@@ -58,7 +58,9 @@ static const char usage[] =
 	"      --unwind-rows N     room for N unwind rows in the kernel (default 4194304,\n"
 	"                          8 bytes each)\n"
 	"      --gpu               CUDA kernel launches as the gpu-launch event: each\n"
-	"                          launch under its stack, with the kernel's name\n"
+	"                          launch under its stack, with the kernel's name; with\n"
+	"                          the CUDA adapter (-- CMD injects it), their GPU time\n"
+	"                          as the gpu-time event\n"
 	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
 	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
 	"      --dump              with -p: print each thread's stack once and exit\n"
@@ -657,6 +659,7 @@ int main(int argc, char **argv)
 		.evidx = -1,
 		.off_evidx = -1,
 		.gpu_evidx = -1,
+		.gpu_time_evidx = -1,
 	};
 	char dump_path[PATH_MAX];
 	size_t i;
@@ -703,6 +706,7 @@ int main(int argc, char **argv)
 	for (i = 0; !err && i < s.opts.nr_pids; i++)
 		err = rec_target_add(&s, s.opts.pids[i]);
 	if (!err && s.opts.cmd_argv) {
+		rec_gpu_inject(&s);
 		err = rec_cmd_fork(&s);
 		if (!err && !s.opts.system_wide)
 			err = rec_target_add(&s, s.child);

@@ -51,7 +51,7 @@ int rec_output_open(struct rec_session *s)
 	return 0;
 }
 
-enum ids { IDS_CLOCK, IDS_OFFCPU, IDS_GPU };
+enum ids { IDS_CLOCK, IDS_OFFCPU, IDS_GPU, IDS_GPU_TIME };
 
 /* Declare one event whose samples carry the per-CPU ids of which. */
 static int add_attr(struct rec_session *s, const struct perf_event_attr *a, const char *name,
@@ -63,9 +63,10 @@ static int add_attr(struct rec_session *s, const struct perf_event_attr *a, cons
 	if (!ids)
 		return -ENOMEM;
 	for (i = 0; i < s->nr_cpus; i++)
-		ids[i] = which == IDS_OFFCPU ? s->cpus[i].off_id
-			 : which == IDS_GPU  ? s->cpus[i].gpu_id
-					     : s->cpus[i].clock_id;
+		ids[i] = which == IDS_OFFCPU	 ? s->cpus[i].off_id
+			 : which == IDS_GPU	 ? s->cpus[i].gpu_id
+			 : which == IDS_GPU_TIME ? s->cpus[i].gpu_time_id
+						 : s->cpus[i].clock_id;
 	err = pd_writer_add_attr(s->w, a, name, ids, s->nr_cpus);
 	free(ids);
 	if (err < 0)
@@ -139,6 +140,12 @@ int rec_output_attr(struct rec_session *s)
 		s->gpu_evidx = err;
 		if (s->opts.no_cpu && !s->opts.offcpu)
 			s->attr = gpu;
+		/* One sample per kernel, copy or set the CUDA adapter timed: period = ns on
+		 * the GPU, under the stack of its launch. */
+		err = add_attr(s, &gpu, GPU_TIME_EVENT, IDS_GPU_TIME);
+		if (err < 0)
+			return err;
+		s->gpu_time_evidx = err;
 	}
 	pd_writer_set_host_features(s->w);
 	pd_writer_set_cmdline(s->w, s->opts.argc, s->opts.argv);

@@ -18,6 +18,7 @@
 #include "symbolize/buildid.h"
 #include "symbolize/cpython.h"
 #include "perfdata/perfdata.h"
+#include "profile/gpu_events.h"
 #include "profile.h"
 
 struct profile_bpf;
@@ -99,6 +100,8 @@ struct rec_cpu {
 	uint64_t off_id;
 	int gpu_fd; /* --gpu: the same for gpu-launch samples */
 	uint64_t gpu_id;
+	int gpu_time_fd; /* --gpu: the same for gpu-time samples (the adapter's records) */
+	uint64_t gpu_time_id;
 	uint64_t id; /* the first attr's id: the sample_id trailer of side-band records */
 	struct bpf_link *link;
 	uint64_t lost_seen[PROFILE_LOST_NR]; /* BPF counters already reported */
@@ -149,6 +152,7 @@ struct rec_file {
 		uint8_t api;
 	} gpu[8];
 	uint8_t ngpu;
+	bool pa_gpu; /* --gpu: it carries the CUDA adapter's probes (bpf/gpu.h) */
 };
 
 /* Every file seen, indexed by device and inode. */
@@ -207,6 +211,7 @@ struct rec_session {
 	int evidx;			 /* cpu-clock, -1 with --no-cpu */
 	int off_evidx;			 /* offcpu-time, -1 without --offcpu */
 	int gpu_evidx;			 /* gpu-launch, -1 without --gpu */
+	int gpu_time_evidx;		 /* gpu-time, -1 without --gpu */
 	struct perf_event_attr attr;	 /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
 	int switch_method;		 /* REC_SWITCH_* in use */
@@ -334,16 +339,23 @@ const char *rec_synth_path(const struct rec_session *s);
 size_t rec_synth_nr_fns(const struct rec_session *s);
 void rec_synth_free(struct rec_session *s);
 
-/* gpu.c: CUDA kernel launches (--gpu), the gpu-launch event. */
-#define GPU_LAUNCH_EVENT "gpu-launch"
+/* gpu.c: CUDA kernel launches (--gpu), the gpu-launch event; with the CUDA adapter,
+ * the GPU time of each kernel, copy and set as the gpu-time event. */
 int rec_gpu_init(struct rec_session *s);
 /* A file of r's process seen for the first time: its launch APIs probed. */
 void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_file_ref *r);
 /* Called from read_segs with the file's ELF: its launch APIs' file offsets into f. */
 void rec_gpu_probe_elf(Elf *e, struct rec_file *f);
-/* Before the targets run: the CUDA runtime libraries and the command's executable. */
+/* Before -- CMD is forked: the CUDA adapter injected into it (CUDA_INJECTION64_PATH),
+ * as pa-gpu-attach does, unless it is given another injection. */
+void rec_gpu_inject(struct rec_session *s);
+/* Before the targets run: the CUDA runtime libraries, the adapter and the command's
+ * executable. */
 void rec_gpu_preattach(struct rec_session *s);
 int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size);
+/* The adapter's launch (PROFILE_KIND_GPU_CORR) and records (PROFILE_KIND_GPU_REC). */
+int rec_gpu_corr(struct rec_session *s, const struct profile_sample *ps, size_t size);
+int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t size);
 void rec_gpu_summary(const struct rec_session *s);
 void rec_gpu_free(struct rec_session *s);
 

@@ -185,6 +185,10 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 		return rec_offcpu_ustack(s, ps, size);
 	if (ps->kind == PROFILE_KIND_GPU_LAUNCH)
 		return rec_gpu_launch(s, ps, size);
+	if (ps->kind == PROFILE_KIND_GPU_CORR)
+		return rec_gpu_corr(s, ps, size);
+	if (ps->kind == PROFILE_KIND_GPU_REC)
+		return rec_gpu_rec(s, data, size);
 	if (ps->kind == PROFILE_KIND_OFFCPU && (ps->flags & PROFILE_F_USTACK_LATER))
 		return rec_offcpu_hold(s, ps, size);
 	if ((ps->flags & PROFILE_F_SLICE) && size >= PROFILE_SLICE_HDR_SIZE)

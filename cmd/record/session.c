@@ -157,6 +157,7 @@ int rec_cpus_init(struct rec_session *s)
 		s->cpus[i].clock_fd = -1;
 		s->cpus[i].off_fd = -1;
 		s->cpus[i].gpu_fd = -1;
+		s->cpus[i].gpu_time_fd = -1;
 		s->cpus[i].sb.fd = -1;
 		if (cpus[i] < s->nr_possible)
 			s->cpu_by_nr[cpus[i]] = &s->cpus[i];
@@ -252,6 +253,10 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	/* Attached per binary that has the CUDA runtime (gpu.c). */
 	bpf_program__set_autoload(skel->progs.on_gpu_launch, o->gpu);
 	bpf_program__set_autoattach(skel->progs.on_gpu_launch, false);
+	bpf_program__set_autoload(skel->progs.on_gpu_corr, o->gpu);
+	bpf_program__set_autoattach(skel->progs.on_gpu_corr, false);
+	bpf_program__set_autoload(skel->progs.on_gpu_records, o->gpu);
+	bpf_program__set_autoattach(skel->progs.on_gpu_records, false);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);
@@ -458,6 +463,8 @@ int rec_events_open(struct rec_session *s)
 			return err;
 		if (s->opts.gpu) {
 			err = open_id_event(c->cpu, &c->gpu_fd, &c->gpu_id);
+			if (!err)
+				err = open_id_event(c->cpu, &c->gpu_time_fd, &c->gpu_time_id);
 			if (err)
 				return err;
 			c->id = c->gpu_id;
@@ -599,6 +606,8 @@ void rec_session_teardown(struct rec_session *s)
 			close(s->cpus[i].off_fd);
 		if (s->cpus[i].gpu_fd >= 0)
 			close(s->cpus[i].gpu_fd);
+		if (s->cpus[i].gpu_time_fd >= 0)
+			close(s->cpus[i].gpu_time_fd);
 		rec_sideband_close(&s->cpus[i]);
 	}
 	free(s->cpus);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/gpu_events.h"
 #include "profile/offcpu.h"
 #include "print.h"
 
@@ -249,6 +250,8 @@ void report_print(FILE *out, const struct hists *h, const struct cg_event *ev,
 		/* Its period is ns off the CPU: say what the count adds up to. */
 		if (ev->name && !strcmp(ev->name, OFFCPU_EVENT))
 			fprintf(out, "# Off-CPU time: %.3f s\n", h->total_period / 1e9);
+		else if (ev->name && !strcmp(ev->name, GPU_TIME_EVENT))
+			fprintf(out, "# GPU time: %.6f s\n", h->total_period / 1e9);
 		fprintf(out, "#\n# %s", o->children ? "Children      Self" : "Overhead");
 		for (k = 0; k < o->nr_keys; k++)
 			fprintf(out, "  %-*s", (int)width[k], col_header(o->keys[k]));

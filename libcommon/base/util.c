@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -266,4 +267,26 @@ void pa_hex(char *out, const uint8_t *bytes, size_t len)
 		out[2 * i + 1] = digits[bytes[i] & 0xf];
 	}
 	out[2 * len] = '\0';
+}
+
+bool pa_find_libfile(const char *name, const char *env, char *buf, size_t len)
+{
+	const char *e = env ? getenv(env) : NULL;
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (e && *e)
+		return snprintf(buf, len, "%s", e) < (int)len && !access(buf, R_OK);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	if (snprintf(buf, len, "%s/%s", self, name) < (int)len && !access(buf, R_OK))
+		return true;
+	return snprintf(buf, len, "%s/../lib/perf-agent/%s", self, name) < (int)len &&
+	       !access(buf, R_OK);
 }

@@ -56,4 +56,11 @@ ssize_t pa_read_full(int fd, void *buf, size_t len);
 /* Lowercase hex of bytes into out (2*len+1). */
 void pa_hex(char *out, const uint8_t *bytes, size_t len);
 
+/*
+ * A file the suite installs beside its programs, into buf: the path in environment
+ * variable env if set, else name beside this program (a build tree), else in
+ * ../lib/perf-agent/ from it (an install).  false when none is readable.
+ */
+bool pa_find_libfile(const char *name, const char *env, char *buf, size_t len);
+
 #endif /* PA_UTIL_H */

@@ -16,6 +16,8 @@
 
 #include "profile.pb-c.h"
 #include "base/hash.h"
+#include "profile/gpu_events.h"
+#include "profile/offcpu.h"
 #include "profile/pprof.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -121,8 +123,11 @@ void pprof_value_type(const char *event, const char **type, const char **unit)
 	} else if (event_is(event, "cpu-clock") || event_is(event, "task-clock")) {
 		*type = "cpu";
 		*unit = "nanoseconds";
-	} else if (event_is(event, "offcpu-time")) {
+	} else if (event_is(event, OFFCPU_EVENT)) {
 		*type = "offcpu";
+		*unit = "nanoseconds";
+	} else if (event_is(event, GPU_TIME_EVENT)) {
+		*type = "gpu";
 		*unit = "nanoseconds";
 	} else {
 		*type = event;

@@ -12,23 +12,16 @@
  * torch.profiler) holds its subscription, the adapter says so once and stays out
  * of the way: the application runs as it would without it.
  */
-#define _SDT_HAS_SEMAPHORES 1
-
 #include <cupti.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sdt.h>
 
 #include "probes.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-/* USDT semaphores: non-zero while pa-record is attached to the probe. */
-unsigned short pa_gpu_launch_semaphore __attribute__((section(".probes")));
-unsigned short pa_gpu_records_semaphore __attribute__((section(".probes")));
 
 #define ACT_BUF (1u << 20) /* one CUPTI activity buffer */
 
@@ -48,7 +41,6 @@ static struct {
 } cupti;
 
 static struct pa_gpu_batcher batcher;
-static uint64_t last_corr;   /* the last launch's extended correlation id */
 static int64_t clock_offset; /* CLOCK_MONOTONIC - CUPTI's clock */
 static __thread int in_runtime_launch;
 
@@ -73,16 +65,6 @@ static const char *cupti_error(CUptiResult r)
 	return "CUPTI error";
 }
 
-static bool records_observed(void)
-{
-	return __atomic_load_n(&pa_gpu_records_semaphore, __ATOMIC_RELAXED);
-}
-
-static void deliver(const struct pa_gpu_rec *recs, uint32_t n, uint64_t unobserved)
-{
-	DTRACE_PROBE3(pa_gpu, records, recs, n, unobserved);
-}
-
 static const CUpti_CallbackId runtime_launches[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
@@ -105,18 +87,6 @@ static const CUpti_CallbackId driver_launches[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
-static void fire_launch(uint32_t corr, CUpti_CallbackId cbid, const char *api)
-{
-	uint64_t cur = __atomic_load_n(&last_corr, __ATOMIC_RELAXED), last = cur, ext;
-
-	ext = pa_gpu_corr_next(&last, corr);
-	/* Launches race from several threads: the largest stays. */
-	while (cur < last && !__atomic_compare_exchange_n(&last_corr, &cur, last, true,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	DTRACE_PROBE3(pa_gpu, launch, ext, (uint32_t)cbid, api);
-}
-
 /* Launch callbacks: runtime launches, and driver launches not made by one. */
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			       const void *data)
@@ -127,13 +97,12 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain, CUpti_Call
 	(void)ud;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
 		in_runtime_launch += enter ? 1 : -1;
-		if (!enter || !pa_gpu_launch_semaphore)
+		if (!enter)
 			return;
-	} else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !enter || in_runtime_launch ||
-		   !pa_gpu_launch_semaphore) {
+	} else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !enter || in_runtime_launch) {
 		return;
 	}
-	fire_launch(cb->correlationId, cbid, cb->functionName);
+	pa_gpu_launch(cb->correlationId, cbid, cb->functionName);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
@@ -146,7 +115,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_r
 /* One CUPTI activity record as a pa_gpu_rec; false for kinds not handed over. */
 static bool convert(const CUpti_Activity *a, struct pa_gpu_rec *r)
 {
-	uint64_t last = __atomic_load_n(&last_corr, __ATOMIC_RELAXED);
+	uint64_t last = pa_gpu_last_launch();
 
 	memset(r, 0, sizeof(*r));
 	switch (a->kind) {
@@ -258,7 +227,7 @@ EXPORT int InitializeInjection(void)
 	CUptiResult r;
 	size_t i;
 
-	pa_gpu_batcher_init(&batcher, deliver, records_observed);
+	pa_gpu_batcher_init(&batcher, pa_gpu_deliver, pa_gpu_records_observed);
 	if (!open_cupti())
 		return 1;
 	r = cupti.Subscribe(&sub, on_launch, NULL);

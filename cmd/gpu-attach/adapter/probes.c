@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
+#define _SDT_HAS_SEMAPHORES 1
+
 #include <string.h>
+#include <sys/sdt.h>
 #include <time.h>
 
 #include "probes.h"
+
+/* USDT semaphores: non-zero while a recorder is attached to the probe. */
+unsigned short pa_gpu_launch_semaphore __attribute__((section(".probes")));
+unsigned short pa_gpu_records_semaphore __attribute__((section(".probes")));
+
+static uint64_t last_corr; /* the last launch's extended correlation id */
 
 void pa_gpu_batcher_init(struct pa_gpu_batcher *b, pa_gpu_deliver_fn deliver,
 			 bool (*observed)(void))
@@ -87,4 +96,35 @@ uint64_t pa_gpu_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void pa_gpu_launch(uint32_t corr, uint32_t cbid, const char *api)
+{
+	uint64_t cur, last, ext;
+
+	if (!__atomic_load_n(&pa_gpu_launch_semaphore, __ATOMIC_RELAXED))
+		return;
+	cur = __atomic_load_n(&last_corr, __ATOMIC_RELAXED);
+	last = cur;
+	ext = pa_gpu_corr_next(&last, corr);
+	/* Launches race from several threads: the largest stays. */
+	while (cur < last && !__atomic_compare_exchange_n(&last_corr, &cur, last, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	DTRACE_PROBE3(pa_gpu, launch, ext, cbid, api);
+}
+
+uint64_t pa_gpu_last_launch(void)
+{
+	return __atomic_load_n(&last_corr, __ATOMIC_RELAXED);
+}
+
+void pa_gpu_deliver(const struct pa_gpu_rec *recs, uint32_t n, uint64_t unobserved)
+{
+	DTRACE_PROBE3(pa_gpu, records, recs, n, unobserved);
+}
+
+bool pa_gpu_records_observed(void)
+{
+	return __atomic_load_n(&pa_gpu_records_semaphore, __ATOMIC_RELAXED);
 }

@@ -8,14 +8,12 @@
 #ifndef PA_GPU_PROBES_H
 #define PA_GPU_PROBES_H
 
+#include <linux/types.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "gpu.h"
-
-/* Records handed over in one records probe. */
-#define PA_GPU_BATCH 256
 
 /* Where a full batch goes: the records probe, or a test's sink. */
 typedef void (*pa_gpu_deliver_fn)(const struct pa_gpu_rec *recs, uint32_t n, uint64_t unobserved);
@@ -57,5 +55,17 @@ uint64_t pa_gpu_to_mono(uint64_t gpu_ts, int64_t offset);
 
 /* CLOCK_MONOTONIC now, ns. */
 uint64_t pa_gpu_mono_ns(void);
+
+/*
+ * The probes themselves.  pa_gpu_launch fires pa_gpu:launch for a launch whose
+ * CUPTI correlation id is corr (extended here), when a recorder listens;
+ * pa_gpu_last_launch is the last extended id, for records (pa_gpu_corr_near).
+ * pa_gpu_deliver is the records probe, a pa_gpu_deliver_fn; pa_gpu_records_observed
+ * says whether a recorder listens to it.
+ */
+void pa_gpu_launch(uint32_t corr, uint32_t cbid, const char *api);
+uint64_t pa_gpu_last_launch(void);
+void pa_gpu_deliver(const struct pa_gpu_rec *recs, uint32_t n, uint64_t unobserved);
+bool pa_gpu_records_observed(void);
 
 #endif /* PA_GPU_PROBES_H */

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * A CUDA program as the CUDA adapter shows it to pa-record, with no GPU: it links the
+ * adapter's probe layer (cmd/gpu-attach/adapter/probes.c) and does what the adapter
+ * does on CUPTI's behalf.  Each of N steps launches two kernels:
+ *
+ *	main -> step_a -> cudaLaunchKernel	(a runtime launch: pa-record's uprobe on
+ *						 this symbol takes the stack, the probe
+ *						 only names the correlation id)
+ *	main -> step_b -> cuLaunchKernel	(a driver launch: the probe's own stack)
+ *
+ * then hands over their records: kernA 2000 ns, kernB 5000 ns, and every 100th
+ * step a record no launch made (orphan, 1000 ns).  Correlation ids start just below
+ * 2^32 and wrap.  Waits (up to 5 s) for a recorder before the first launch.
+ *
+ *	gpu_producer N
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "probes.h"
+
+static uint32_t next_corr = 0xffffff00u;
+static struct pa_gpu_batcher batcher;
+
+/* As CUPTI gives kernel names: mangled. */
+static const char kern_a[] = "_Z5kernAPfi", kern_b[] = "_Z5kernBPfi", orphan[] = "_Z6orphanv";
+
+__attribute__((noinline)) int cudaLaunchKernel(const void *func, int grid)
+{
+	(void)func, (void)grid;
+	pa_gpu_launch(next_corr++, 211, "cudaLaunchKernel");
+	return 0;
+}
+
+__attribute__((noinline)) int cuLaunchKernel(const void *func, int grid)
+{
+	(void)func, (void)grid;
+	pa_gpu_launch(next_corr++, 307, "cuLaunchKernel");
+	return 0;
+}
+
+static void record(uint32_t corr, const char *name, uint64_t ns)
+{
+	struct pa_gpu_rec r = {.kind = PA_GPU_KERNEL, .device = 0, .stream = 7};
+
+	r.corr = pa_gpu_corr_near(pa_gpu_last_launch(), corr);
+	r.start = pa_gpu_mono_ns();
+	r.end = r.start + ns;
+	r.name = (uintptr_t)name;
+	pa_gpu_batch_add(&batcher, &r);
+}
+
+__attribute__((noinline)) void step_a(void)
+{
+	cudaLaunchKernel(kern_a, 1);
+}
+
+__attribute__((noinline)) void step_b(void)
+{
+	cuLaunchKernel(kern_b, 1);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 1000, i;
+	struct timespec ms = {0, 1000000};
+
+	pa_gpu_batcher_init(&batcher, pa_gpu_deliver, pa_gpu_records_observed);
+	/* CUPTI's names live in memory it has written; these must be paged in too, as a
+	 * probe cannot fault a page in to read one. */
+	if (!*(volatile const char *)kern_a || !*(volatile const char *)kern_b ||
+	    !*(volatile const char *)orphan)
+		return 1;
+	for (i = 0; i < 5000 && !pa_gpu_records_observed(); i++)
+		nanosleep(&ms, NULL);
+	if (!pa_gpu_records_observed())
+		fprintf(stderr, "gpu_producer: no recorder attached\n");
+	for (i = 0; i < n; i++) {
+		uint32_t a = next_corr;
+
+		step_a();
+		step_b();
+		record(a, kern_a, 2000);
+		record(a + 1, kern_b, 5000);
+		if (i % 100 == 99)
+			record(a + 0x40000000u, orphan, 1000);
+		if (i % 64 == 63)
+			pa_gpu_batch_flush(&batcher);
+	}
+	pa_gpu_batch_flush(&batcher);
+	printf("gpu_producer: %d steps, %llu records delivered\n", n,
+	       (unsigned long long)batcher.delivered);
+	return 0;
+}
