@@ -510,8 +510,14 @@ struct gpu_batch {
 static long gpu_rec_one(__u32 i, void *data)
 {
 	struct gpu_batch *b = data;
-	struct profile_gpu_rec *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct profile_gpu_rec *e;
 
+	/* Pruned by the verifier unless set, as in submit(). */
+	if (drop_every && ++submits_seen % drop_every == 0) {
+		count(PROFILE_LOST_GPU_REC, 1);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(PROFILE_LOST_GPU_REC, 1);
 		return 0;

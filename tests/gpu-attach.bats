@@ -128,3 +128,18 @@ gpu_time_under() {
 	grep -q 'CUDA_INJECTION64_PATH is set (/opt/other/libinject.so): the CUDA adapter is not injected' rec.err ||
 		fail "no warning: $(cat rec.err)"
 }
+
+@test "gpu-attach: GPU records the ring buffer had no room for are counted, as lost gpu-time samples" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_REPORT" "$PA_WL/gpu_producer"
+	cp "$PA_WL/gpu_producer" .
+	PA_RECORD_DROP_EVERY=7 pa_record --gpu -F 99 -o pa.data -- ./gpu_producer 500 \
+		>out.txt 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	timed=$(sed -n 's/.*gpu: \([0-9]*\) kernels, copies and sets timed.*/\1/p' rec.err)
+	lost=$(sed -n 's/.*gpu: [0-9]* launches and \([0-9]*\) GPU records lost.*/\1/p' rec.err)
+	[ -n "$timed" ] && [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "$(grep 'gpu:' rec.err)"
+	# Every record the producer handed over is either written or counted lost.
+	[ $((timed + lost)) = 1005 ] || fail "$timed timed + $lost lost, not 1005"
+	run -0 "$PA_REPORT" -i pa.data --event gpu-time --stdio
+	grep -qx "# Lost samples: $lost" <<<"$output" || fail "$(head -5 <<<"$output")"
+}

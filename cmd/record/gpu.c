@@ -798,6 +798,9 @@ void rec_gpu_summary(const struct rec_session *s)
 			"pa-record attached",
 			(unsigned long long)g->timed, g->timed_ns / 1e6,
 			(unsigned long long)g->unmatched, (unsigned long long)g->unobserved);
+	if (s->gpu_lost || s->gpu_rec_lost)
+		pa_info("gpu: %llu launches and %llu GPU records lost: the ring buffer was full",
+			(unsigned long long)s->gpu_lost, (unsigned long long)s->gpu_rec_lost);
 	pa_info("gpu: %llu kernel launches (counted%s) in %llu binaries with the CUDA runtime; "
 		"%llu launched functions unnamed%s",
 		(unsigned long long)g->launches,

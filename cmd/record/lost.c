@@ -39,20 +39,49 @@ static void counter_add(struct rec_session *s, uint32_t slot, uint64_t *total)
 		*total += d[i];
 }
 
+/* The event a lost-counter slot's samples belong to, and the id of CPU c's. */
+static bool slot_event(struct rec_session *s, uint32_t slot, const struct rec_cpu *c, uint64_t *id,
+		       uint64_t **total)
+{
+	switch (slot) {
+	case PROFILE_LOST_CPU:
+		*id = c->clock_id;
+		*total = &s->lost;
+		return !s->opts.no_cpu;
+	case PROFILE_LOST_OFFCPU:
+	case PROFILE_LOST_STASH:
+		*id = c->off_id;
+		*total = &s->off_lost;
+		return s->opts.offcpu;
+	case PROFILE_LOST_OFFCPU_MAP:
+		*id = c->off_id;
+		*total = &s->off_untracked;
+		return s->opts.offcpu;
+	case PROFILE_LOST_GPU:
+		*id = c->gpu_id;
+		*total = &s->gpu_lost;
+		return s->opts.gpu;
+	case PROFILE_LOST_GPU_REC:
+		*id = c->gpu_time_id;
+		*total = &s->gpu_rec_lost;
+		return s->opts.gpu;
+	}
+	return false;
+}
+
 /* What BPF dropped since the last round, as PERF_RECORD_LOST_SAMPLES per CPU and event. */
 int rec_emit_bpf_lost(struct rec_session *s)
 {
-	static const uint32_t slots[] = {PROFILE_LOST_CPU, PROFILE_LOST_OFFCPU, PROFILE_LOST_STASH,
-					 PROFILE_LOST_OFFCPU_MAP};
-	uint64_t d[s->nr_cpus];
+	static const uint32_t slots[] = {PROFILE_LOST_CPU,   PROFILE_LOST_OFFCPU,
+					 PROFILE_LOST_STASH, PROFILE_LOST_OFFCPU_MAP,
+					 PROFILE_LOST_GPU,   PROFILE_LOST_GPU_REC};
+	uint64_t d[s->nr_cpus], id, *total;
 	struct pd_sample_id sid;
 	size_t k;
 	int i, err;
 
 	for (k = 0; k < sizeof(slots) / sizeof(slots[0]); k++) {
-		bool offcpu = slots[k] != PROFILE_LOST_CPU;
-
-		if ((offcpu && !s->opts.offcpu) || (!offcpu && s->opts.no_cpu))
+		if (!slot_event(s, slots[k], &s->cpus[0], &id, &total))
 			continue;
 		if (counter_delta(s, slots[k], d))
 			return 0;
@@ -61,17 +90,13 @@ int rec_emit_bpf_lost(struct rec_session *s)
 
 			if (!d[i])
 				continue;
+			slot_event(s, slots[k], c, &id, &total);
 			rec_sid(s, &sid, 0, 0, pa_now_ns(), c->cpu);
-			sid.id = offcpu ? c->off_id : c->clock_id;
+			sid.id = id;
 			err = pd_write_lost_samples(s->w, d[i], &sid);
 			if (err)
 				return err;
-			if (!offcpu)
-				s->lost += d[i];
-			else if (slots[k] != PROFILE_LOST_OFFCPU_MAP)
-				s->off_lost += d[i];
-			else
-				s->off_untracked += d[i];
+			*total += d[i];
 			s->records_in_round++;
 		}
 	}

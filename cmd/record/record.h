@@ -236,6 +236,7 @@ struct rec_session {
 	/* counters */
 	uint64_t samples, lost, sb_lost, records_in_round;
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
+	uint64_t gpu_lost, gpu_rec_lost;    /* launches and GPU records BPF had no room for */
 	uint64_t off_no_ustack;		    /* written without their deferred user stack */
 	uint64_t off_untraced_in;	    /* stretches whose switch-in the tracepoint missed */
 	uint64_t targets_lost;		    /* forked children not followed (targets map full) */
