@@ -77,7 +77,7 @@ struct gpu_symtab {
 	uint64_t used;
 };
 
-/* A launch's stack below [gpu:launch] (callchain entries, PERF_CONTEXT_USER first). */
+/* A launch's stack below [gpu:launch]: callchain entries, leaf first. */
 struct gpu_chain {
 	uint64_t *ips;
 	uint32_t n;
@@ -795,9 +795,12 @@ void rec_gpu_summary(const struct rec_session *s)
 	if (g->adapter_files)
 		pa_info("gpu: %llu kernels, copies and sets timed by the CUDA adapter (%.3f ms on "
 			"the GPU), %llu of them without their launch; %llu discarded before "
-			"pa-record attached",
+			"pa-record attached%s",
 			(unsigned long long)g->timed, g->timed_ns / 1e6,
-			(unsigned long long)g->unmatched, (unsigned long long)g->unobserved);
+			(unsigned long long)g->unmatched, (unsigned long long)g->unobserved,
+			g->unpaired ? "; some launches' stacks were not found (their kernels are "
+				      "unmatched)"
+				    : "");
 	if (s->gpu_lost || s->gpu_rec_lost)
 		pa_info("gpu: %llu launches and %llu GPU records lost: the ring buffer was full",
 			(unsigned long long)s->gpu_lost, (unsigned long long)s->gpu_rec_lost);
