@@ -83,13 +83,15 @@ struct {
 } events SEC(".maps");
 
 /* Threads whose launch the runtime's uprobe walked, until the adapter's launch
- * probe (on_gpu_corr) takes it: tid -> time. */
+ * probe (on_gpu_corr) takes it: tid -> time.  Kept only once pa-record attached to
+ * an adapter (gpu_adapter, set from user space): without one nobody takes them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u64);
 } gpu_uprobed SEC(".maps");
+bool gpu_adapter;
 
 /*
  * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  One slot
@@ -461,7 +463,8 @@ int on_gpu_launch(struct pt_regs *ctx)
 		return 0;
 	}
 	/* The CUDA adapter, if loaded, names this launch's correlation id next. */
-	bpf_map_update_elem(&gpu_uprobed, &s->tid, &s->time, BPF_ANY);
+	if (gpu_adapter)
+		bpf_map_update_elem(&gpu_uprobed, &s->tid, &s->time, BPF_ANY);
 	return 0;
 }
 

@@ -73,11 +73,11 @@ static int check(void)
 		printf("adapter: %s does not load: %s\n", path, dlerror());
 		missing++;
 	} else {
+		bool init = dlsym(h, "InitializeInjection");
+
 		printf("adapter: %s%s\n", path,
-		       dlsym(h, "InitializeInjection")
-			       ? ""
-			       : " (no InitializeInjection: not the adapter)");
-		missing += !dlsym(h, "InitializeInjection");
+		       init ? "" : " (no InitializeInjection: not the adapter)");
+		missing += !init;
 		dlclose(h);
 	}
 	lib = env && *env ? loadable(cupti_env) : loadable(cupti);

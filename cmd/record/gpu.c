@@ -268,6 +268,8 @@ static void attach_adapter(struct rec_session *s, const char *path, const char *
 		g->links[g->nr_links++] = l;
 	}
 	g->adapter_files++;
+	/* From now on the uprobe notes each launch for the adapter's probe to take. */
+	s->skel->bss->gpu_adapter = true;
 	if (s->opts.verbose)
 		pa_info("gpu: the CUDA adapter's probes attached in %s", name);
 }

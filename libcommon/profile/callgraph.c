@@ -87,6 +87,7 @@ struct cg_profile {
 	bool leaf_only;		   /* cg_set_leaf_only */
 	bool count_thread;	   /* cg_set_count_thread */
 	struct counter *counter;   /* while cg_load runs with one */
+	size_t thread_batches;	   /* batches it counted in the last cg_load */
 	const char *last_comm;	   /* the interned comm of the last sample */
 	struct machine_loc *mlocs; /* CG_MAX_FRAMES located addresses */
 	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
@@ -524,6 +525,7 @@ struct counter {
 	bool done;	   /* no batch follows the full ones */
 	int err;	   /* the thread's first error; it counts no further */
 	unsigned int fill; /* the batch cg_load fills */
+	size_t counted;	   /* batches the thread took */
 };
 
 static void *count_run(void *arg)
@@ -545,6 +547,7 @@ static void *count_run(void *arg)
 			err = count_stack(cg, &c->b[cur]->keys[i]);
 		pthread_mutex_lock(&c->lock);
 		c->err = err;
+		c->counted++;
 		c->full[cur] = false;
 		pthread_cond_broadcast(&c->cond);
 		cur ^= 1;
@@ -633,6 +636,7 @@ static int counter_stop(struct cg_profile *cg)
 	pthread_mutex_unlock(&c->lock);
 	pthread_join(c->thread, NULL);
 	err = c->err;
+	cg->thread_batches = c->counted;
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c->b[0]);
@@ -804,6 +808,11 @@ void cg_set_count_thread(struct cg_profile *cg, bool on)
 	cg->count_thread = on;
 }
 
+size_t cg_thread_batches(const struct cg_profile *cg)
+{
+	return cg->thread_batches;
+}
+
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen)
 {
@@ -813,6 +822,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 
 	/* A flat report's stacks are single locations, as few as the functions sampled:
 	 * counting them here costs less than handing them over. */
+	cg->thread_batches = 0;
 	if (cg->count_thread && !cg->leaf_only)
 		counter_start(cg);
 	while ((ret = pd_reader_next(r, &ev)) > 0) {

@@ -113,6 +113,8 @@ void cg_set_leaf_only(struct cg_profile *cg, bool leaf_only);
  * results are the same; where the thread cannot start, cg_load counts by itself).
  */
 void cg_set_count_thread(struct cg_profile *cg, bool on);
+/* The batches of stacks the thread counted in the last cg_load; 0: counted in place. */
+size_t cg_thread_batches(const struct cg_profile *cg);
 
 /*
  * Read every record of r, feeding m and adding each kept sample.  0, or -errno with

@@ -232,6 +232,9 @@ static void test_count_thread(void)
 	CHECK(cg_nr_stacks(a) > NR_LOADED / 2);
 	CHECK(cg_nr_stacks(a) < NR_LOADED);
 	CHECK_EQ_U64(cg_nr_stacks(b), cg_nr_stacks(a));
+	/* The thread did count them: NR_LOADED samples are several batches. */
+	CHECK_EQ_U64(cg_thread_batches(a), 0);
+	CHECK(cg_thread_batches(b) >= 4);
 	CHECK_EQ_U64(cg_event(b, 0)->samples, NR_LOADED);
 	CHECK_EQ_U64(cg_event(b, 0)->period, cg_event(a, 0)->period);
 	for (i = 0; i < cg_nr_stacks(a) && i < cg_nr_stacks(b); i++) {
