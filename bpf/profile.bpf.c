@@ -317,12 +317,18 @@ static __always_inline void capture_stacks(void *ctx, struct profile_sample *s, 
 	set_nr_user(s, unwind_user(ctx, s, nk, slot), slot);
 }
 
-/* pa-record is woken once wakeup_bytes are waiting, not at every sample. */
+/*
+ * pa-record is woken once wakeup_bytes are waiting, not at every sample.  Forced: the
+ * kernel's default wakes the reader only when it had read everything before this
+ * record, which it has not when the records before went without a wakeup; it would
+ * then sleep to its poll timeout while the ring fills.
+ */
 static __always_inline __u64 wakeup_flags(void)
 {
-	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
-		return BPF_RB_NO_WAKEUP;
-	return 0;
+	if (!wakeup_bytes)
+		return 0;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes ? BPF_RB_NO_WAKEUP
+									    : BPF_RB_FORCE_WAKEUP;
 }
 
 /* Submit the used prefix of s; false if the ring buffer is full. */
