@@ -82,7 +82,7 @@ gpu_time_under() {
 	pa_record -v --gpu -F 99 -o pa.data -- ./gpu_producer 1000 >out.txt 2>rec.err ||
 		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
 	grep -q "the CUDA adapter's probes attached in .*gpu_producer" rec.err || fail "not attached"
-	grep -q 'gpu: 2010 kernels, copies and sets timed by the CUDA adapter' rec.err ||
+	grep -q 'gpu: 2020 kernels, copies and sets timed by the CUDA adapter' rec.err ||
 		fail "$(grep 'gpu:' rec.err)"
 	"$PA_CONVERT" -i pa.data --folded --event gpu-time >folded.txt 2>conv.err ||
 		fail "pa-convert: $(cat conv.err)"
@@ -93,13 +93,16 @@ gpu_time_under() {
 	# A driver launch: the probe took the stack itself.
 	n=$(gpu_time_under ';main;step_b;cuLaunchKernel;pa_gpu_launch;\[gpu:launch\];\[gpu:kernel\]_kernB\(float\*,_int\)')
 	[ "$n" = 5000000 ] || fail "kernB: $n ns under main;step_b, not 1000 x 5000"
+	# A copy: the probe took the stack of the call that made it.
+	n=$(gpu_time_under ';main;step_c;cudaMemcpy;pa_gpu_launch;\[gpu:launch\];\[gpu:memcpy_HtoD\]')
+	[ "$n" = 400000 ] || fail "memcpy: $n ns under main;step_c, not 10 x 40000"
 	# Records no launch made, apart; nothing else.
 	n=$(gpu_time_under '^gpu_producer;\[gpu:unmatched\];\[gpu:kernel\]_orphan\(\)')
 	[ "$n" = 10000 ] || fail "unmatched: $n ns, not 10 x 1000"
-	[ "$(awk '{ t += $NF } END { print t }' folded.txt)" = 7010000 ] || fail "other GPU time"
+	[ "$(awk '{ t += $NF } END { print t }' folded.txt)" = 7410000 ] || fail "other GPU time"
 }
 
-@test "gpu-attach: gpu-time is gpu/nanoseconds in pprof and GPU time in pa-report and perf report" {
+@test "gpu-attach: gpu-time is gpu/nanoseconds in pprof, labelled by device and stream, and GPU time in pa-report and perf report" {
 	require_root
 	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_REPORT" "$PA_WL/gpu_producer"
 	command -v go >/dev/null || fail "go not installed (make deps installs golang-go)"
@@ -109,12 +112,39 @@ gpu_time_under() {
 	"$PA_CONVERT" -i pa.data --pprof -o pa.pb.gz || fail "pa-convert failed"
 	go tool pprof -raw pa.pb.gz >raw.txt 2>&1 || fail "$(cat raw.txt)"
 	grep -q 'gpu/nanoseconds' raw.txt || fail "$(head -5 raw.txt)"
+	# Each GPU sample is labelled with its device and stream (strings: pprof drops a
+	# numeric 0).
+	go tool pprof -sample_index=gpu -tags pa.pb.gz >tags.txt 2>&1 || fail "$(cat tags.txt)"
+	grep -A1 '^ *gpu_device:' tags.txt | grep -qE '100%\): 0$' || fail "$(cat tags.txt)"
+	grep -A1 '^ *gpu_stream:' tags.txt | grep -qE '100%\): 7$' || fail "$(cat tags.txt)"
 	run -0 "$PA_REPORT" -i pa.data --event gpu-time --no-children --sort sym -g none --stdio
-	[[ $output == *"# GPU time: 0.001402 s"* ]] || fail "$output"
-	grep -qE '^ +71\.[0-9]+%  \[\.\] \[gpu:kernel\] kernB\(float\*, int\)$' <<<"$output" || fail "$output"
+	[[ $output == *"# GPU time: 0.001482 s"* ]] || fail "$output"
+	grep -qE '^ +67\.[0-9]+%  \[\.\] \[gpu:kernel\] kernB\(float\*, int\)$' <<<"$output" || fail "$output"
 	perf report -i pa.data --no-children --sort sym -g none --stdio 2>/dev/null >perf.txt
 	grep -qE "^# Samples: .* of event 'gpu-time'" perf.txt || fail "$(cat perf.txt)"
 	grep -qF '[gpu:kernel] kernB(float*, int)' perf.txt || fail "perf does not name the kernel"
+}
+
+@test "gpu-attach: pa-report --event gpu sums each kernel's GPU time with its grid and block, and copies' bandwidth" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_REPORT" "$PA_WL/gpu_producer"
+	cp "$PA_WL/gpu_producer" .
+	pa_record --gpu -F 99 -o pa.data -- ./gpu_producer 1000 >out.txt 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	run -0 "$PA_REPORT" -i pa.data --event gpu
+	echo "$output"
+	[[ $output == *"# GPU kernels: 3, 2010 instances timed (7.010000 ms on the GPU), 1000 launches"* ]] ||
+		fail "header"
+	# kernB: launched through the driver API (no uprobe there), timed by the adapter.
+	grep -qE '^ +71\.33% +5000000 +1000 +5000\.0 +5000 +5000  \(32,2,1\) +\(128,1,1\) +0  kernB\(float\*, int\)$' \
+		<<<"$output" || fail "kernB"
+	grep -qE '^ +28\.53% +2000000 +1000 +2000\.0 +2000 +2000  \(64,1,1\) +\(256,1,1\) +1000  kernA\(float\*, int\)$' \
+		<<<"$output" || fail "kernA"
+	# 10 copies of 1 MiB in 40 us each: 26.214 GB/s.
+	grep -qE '^ +100\.00% +400000 +10 +10\.486 +1\.049 +40000 +26\.214  memcpy HtoD$' <<<"$output" ||
+		fail "memcpy"
+	run -1 "$PA_REPORT" -i pa.data --event gpu --pid 1
+	[[ $output == *"no GPU samples match the filters"* ]] || fail "$output"
 }
 
 @test "gpu-attach: pa-record --gpu -- CMD runs CMD with the adapter, unless it has another injection" {
@@ -139,7 +169,7 @@ gpu_time_under() {
 	lost=$(sed -n 's/.*gpu: [0-9]* launches and \([0-9]*\) GPU records lost.*/\1/p' rec.err)
 	[ -n "$timed" ] && [ -n "$lost" ] && [ "$lost" -gt 0 ] || fail "$(grep 'gpu:' rec.err)"
 	# Every record the producer handed over is either written or counted lost.
-	[ $((timed + lost)) = 1005 ] || fail "$timed timed + $lost lost, not 1005"
+	[ $((timed + lost)) = 1010 ] || fail "$timed timed + $lost lost, not 1010"
 	run -0 "$PA_REPORT" -i pa.data --event gpu-time --stdio
 	grep -qx "# Lost samples: $lost" <<<"$output" || fail "$(head -5 <<<"$output")"
 }

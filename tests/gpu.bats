@@ -46,6 +46,15 @@ launches() {
 	launches launch_static
 }
 
+@test "gpu: pa-report --event gpu counts each kernel's launches when no adapter timed them" {
+	launches launch_static
+	run -0 "$PA_REPORT" -i pa.data --event gpu
+	[[ $output == *"launches seen by the launch uprobes (no CUDA adapter records: launches only)"* ]] ||
+		fail "$output"
+	grep -qE '^ +- +- +0 +- +- +- +- +- +3000  vec_add\(float const\*, float const\*, float\*, int\)$' \
+		<<<"$output" || fail "$output"
+}
+
 @test "gpu: launches through libcudart.so (-cudart shared)" {
 	launches launch_shared
 	grep -q 'gpu: .* launch APIs probed in .*libcudart\.so' rec.err || fail "libcudart.so not probed"

@@ -162,6 +162,23 @@ record_sleep() {
 	[ "$(offcpu_ns p.data sleeper nanosleep)" -eq 0 ] || fail "--offcpu-state io recorded a sleep"
 }
 
+@test "offcpu: time blocked in cudaStreamSynchronize is labelled gpu-wait, other sleeps sleep" {
+	require_root
+	w=$(wl cuda_sync) || return 1
+	pa_record -q --offcpu -o p.data -- "$w" 10 || fail "pa-record --offcpu failed"
+	run -0 "$PA_REPORT" -i p.data --event offcpu-time --no-children --sort state -g none
+	echo "$output"
+	# 10 x 100 ms in each: half and half, give or take a late wakeup.
+	grep -qE '^ +(49|50|51)\.[0-9]+% +gpu-wait *$' <<<"$output" || fail "no gpu-wait half"
+	grep -qE '^ +(49|50|51)\.[0-9]+% +sleep *$' <<<"$output" || fail "no sleep half"
+	# The label comes from the caller: train_step's stacks, and only they.
+	"$PA_CONVERT" -i p.data --pprof -o p.pb.gz || fail "pa-convert failed"
+	go tool pprof -sample_index=offcpu -tagfocus=thread_state=gpu-wait -top -cum p.pb.gz \
+		>top.txt 2>&1 || fail "$(cat top.txt)"
+	grep -q ' train_step$' top.txt || fail "$(cat top.txt)"
+	run ! grep -q ' load_batch$' top.txt
+}
+
 @test "offcpu: preemption is left out by default and labelled preempted with all" {
 	require_root
 	require_bin "$PA_WL/cpu_split"

@@ -42,6 +42,11 @@
 
 #define GPU_MAX_LINKS 256
 
+_Static_assert((int)PA_GPU_KERNEL == (int)GPU_OP_KERNEL &&
+		       (int)PA_GPU_MEMCPY == (int)GPU_OP_MEMCPY &&
+		       (int)PA_GPU_MEMSET == (int)GPU_OP_MEMSET,
+	       "a gpu-time sample's RAW says what its adapter record said");
+
 /* The launch APIs, as the runtime defines them (and their per-thread-stream twins). */
 static const struct {
 	const char *name;
@@ -557,7 +562,7 @@ static const struct rec_cpu *cpu_of(const struct rec_session *s, uint32_t cpu)
 /* Write one sample of event evidx (id) in pid/tid: [kernel fn] [top fn] stack... */
 static int write_gpu_sample(struct rec_session *s, int evidx, uint64_t id, pid_t pid, pid_t tid,
 			    uint32_t cpu, uint64_t time, uint64_t period, int64_t fn, int64_t top,
-			    const uint64_t *stack, size_t nstack)
+			    const uint64_t *stack, size_t nstack, const struct gpu_raw *raw)
 {
 	uint64_t *cc = s->callchain;
 	size_t max = sizeof(s->callchain) / sizeof(*cc), n = 0;
@@ -584,6 +589,10 @@ static int write_gpu_sample(struct rec_session *s, int evidx, uint64_t id, pid_t
 	smp.nr_ips = n;
 	smp.ips = cc;
 	smp.id = id;
+	if (raw) {
+		smp.raw = raw;
+		smp.raw_size = sizeof(*raw);
+	}
 	err = pd_write_sample(s->w, evidx, &smp);
 	if (err) {
 		s->write_err = err;
@@ -617,7 +626,7 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 	n = launch_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack));
 	err = write_gpu_sample(s, s->gpu_evidx, cpu_of(s, ps->cpu)->gpu_id, ps->pid, ps->tid,
 			       ps->cpu, ps->time, 1, kernel_fn(s, ps->pid, ps->period, ps->state),
-			       g->launch_fn, stack, n);
+			       g->launch_fn, stack, n, NULL);
 	if (err)
 		return err;
 	g->launches++;
@@ -712,37 +721,46 @@ static bool name_eq(const void *ctx, uint32_t id, const void *key)
 	return !strcmp(((const struct rec_gpu *)ctx)->names[id].name, key);
 }
 
-/* The synthetic function naming what record r did: a kernel (demangled), a copy or a
- * set. */
+/*
+ * The synthetic function naming what record r did: a kernel (demangled), a copy or a
+ * set.  Found by the name as the record gives it (a kernel's mangled name), so a
+ * kernel is demangled once, not at every record.
+ */
 static int64_t record_fn(struct rec_session *s, const struct pa_gpu_rec *r, const char *kname)
 {
 	static const char *const copies[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
 	struct rec_gpu *g = s->gpu;
-	char name[PROFILE_GPU_NAME + 32], *dm = NULL;
+	char op[64], name[PROFILE_GPU_NAME + 32], *dm;
+	const char *key = kname;
 	uint64_t h;
 	int64_t id;
 	struct gpu_name e;
 
 	if (r->kind == PA_GPU_MEMCPY)
-		snprintf(name, sizeof(name), "[gpu:memcpy %s]",
+		snprintf(op, sizeof(op), "[gpu:memcpy %s]",
 			 r->copy_kind < sizeof(copies) / sizeof(copies[0]) && r->copy_kind
 				 ? copies[r->copy_kind]
 				 : "other");
 	else if (r->kind == PA_GPU_MEMSET)
-		snprintf(name, sizeof(name), "[gpu:memset]");
+		snprintf(op, sizeof(op), "[gpu:memset]");
 	else if (!kname[0])
 		return g->unknown_fn;
-	else
-		snprintf(name, sizeof(name), "[gpu:kernel] %s",
-			 (dm = dm_demangle(kname)) ? dm : kname);
-	free(dm);
-	h = hash_str(name);
-	id = hidx_find(&g->name_idx, h, name_eq, g, name);
+	if (r->kind == PA_GPU_MEMCPY || r->kind == PA_GPU_MEMSET)
+		key = op;
+	h = hash_str(key);
+	id = hidx_find(&g->name_idx, h, name_eq, g, key);
 	if (id >= 0)
 		return g->names[id].fn;
-	e.fn = rec_synth_fn(s, name, "<gpu>", 0);
-	e.name = strdup(name);
+	if (key == kname) {
+		dm = dm_demangle(kname);
+		snprintf(name, sizeof(name), "[gpu:kernel] %s", dm ? dm : kname);
+		free(dm);
+		e.fn = rec_synth_fn(s, name, "<gpu>", 0);
+	} else {
+		e.fn = rec_synth_fn(s, op, "<gpu>", 0);
+	}
+	e.name = strdup(key);
 	if (e.fn < 0 || !e.name) {
 		free(e.name);
 		return g->unknown_fn;
@@ -761,6 +779,17 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 	struct rec_gpu *g = s->gpu;
 	struct gpu_pending key = {.pid = e->pid, .corr = e->rec.corr};
 	const struct gpu_pending *p = NULL;
+	struct gpu_raw raw = {
+		.magic = GPU_RAW_MAGIC,
+		.version = 1,
+		.op = (uint8_t)e->rec.kind,
+		.device = e->rec.device,
+		.stream = e->rec.stream,
+		.copy_kind = e->rec.copy_kind,
+		.corr = e->rec.corr,
+		.bytes = e->rec.bytes,
+		.graph = e->rec.graph,
+	};
 	char kname[PROFILE_GPU_NAME];
 	uint64_t ns;
 	int64_t id;
@@ -773,13 +802,15 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 	id = hidx_find(&g->pending_idx, pending_hash(key.pid, key.corr), pending_eq, g, &key);
 	if (id >= 0)
 		p = &g->pending[id];
+	memcpy(raw.grid, e->rec.grid, sizeof(raw.grid));
+	memcpy(raw.block, e->rec.block, sizeof(raw.block));
 	memcpy(kname, e->name, sizeof(kname));
 	kname[sizeof(kname) - 1] = 0;
 	ns = e->rec.end > e->rec.start ? e->rec.end - e->rec.start : 0;
 	err = write_gpu_sample(s, s->gpu_time_evidx, cpu_of(s, e->cpu)->gpu_time_id, e->pid, e->tid,
 			       e->cpu, e->time, ns ? ns : 1, record_fn(s, &e->rec, kname),
 			       p ? g->launch_fn : g->unmatched_fn, p ? p->chain.ips : NULL,
-			       p ? p->chain.n : 0);
+			       p ? p->chain.n : 0, &raw);
 	if (err)
 		return err;
 	g->timed++;

@@ -141,7 +141,8 @@ int rec_output_attr(struct rec_session *s)
 		if (s->opts.no_cpu && !s->opts.offcpu)
 			s->attr = gpu;
 		/* One sample per kernel, copy or set the CUDA adapter timed: period = ns on
-		 * the GPU, under the stack of its launch. */
+		 * the GPU, under the stack of its launch; RAW: the rest of its record. */
+		gpu.sample_type |= PERF_SAMPLE_RAW;
 		err = add_attr(s, &gpu, GPU_TIME_EVENT, IDS_GPU_TIME);
 		if (err < 0)
 			return err;

@@ -39,7 +39,7 @@ static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t f
 			key->func = f->func + 1; /* 0 means "not keyed" */
 			break;
 		case SK_STATE:
-			key->state = s->state;
+			key->state = cg_label_str(s->labels, CG_LABEL_STATE);
 			break;
 		case SK_NR:
 			break;

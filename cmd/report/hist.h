@@ -50,7 +50,7 @@ struct hist_entry {
 	const char *comm;
 	uint32_t pid, tid;
 	const char *dso;
-	const char *state; /* cg_stack.state; valid when the state key is used */
+	const char *state; /* its samples' CG_LABEL_STATE; valid when the state key is used */
 	uint32_t func;	   /* valid when the sym key is used */
 	uint32_t frame;	   /* representative frame: sym name, ring, dso */
 	uint64_t self, children;

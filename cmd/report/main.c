@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		"      --no-children         self time only\n"
 		"  -g, --call-graph MODE     caller, callee or none [,MIN_PERCENT]\n"
 		"      --percent-limit PCT   hide entries (and call-graph branches) below PCT%%\n"
-		"      --event NAME          only this event's section\n"
+		"      --event NAME          only this event's section; gpu: per-kernel GPU "
+		"summary\n"
 		"      --pid PID[,PID...]    only these processes\n"
 		"      --tid TID[,TID...]    only these threads\n"
 		"      --comm NAME[,NAME...] only these commands\n"
@@ -277,6 +278,39 @@ static int report_event(struct report *rep, const struct cg_profile *cg, size_t 
 	return 0;
 }
 
+static bool sorts_by(const struct hist_opts *ho, enum sort_key k)
+{
+	size_t i;
+
+	for (i = 0; i < ho->nr_keys; i++)
+		if (ho->keys[i] == k)
+			return true;
+	return false;
+}
+
+/* --event gpu: the per-kernel summary.  The exit status. */
+static int report_gpu(const struct report *rep, const struct cg_profile *cg, const char *name)
+{
+	switch (report_gpu_summary(stdout, cg, !rep->quiet)) {
+	case 0:
+		if (rep->pids.nr || rep->tids.nr || rep->comms.nr)
+			pa_err("%s: no GPU samples match the filters", name);
+		else
+			pa_err("%s: no GPU samples; record them with pa-record --gpu", name);
+		return 1;
+	case 1:
+		break;
+	default:
+		pa_err("out of memory");
+		return 1;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		pa_err("writing the report: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct report rep = {
@@ -317,11 +351,18 @@ int main(int argc, char **argv)
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
 	};
-	/* Flat output needs the leaves only: skip symbolizing whole chains. */
-	cg_set_leaf_only(cg, rep.children == 0 && rep.order == ORDER_NONE);
+	/* Flat output needs the leaves only: skip symbolizing whole chains.  Not when
+	 * sorting by state: a wait on the GPU is told by a caller (cudaStreamSynchronize). */
+	cg_set_leaf_only(
+		cg, (rep.children == 0 && rep.order == ORDER_NONE && !sorts_by(&ho, SK_STATE)) ||
+			    (rep.event && !strcmp(rep.event, "gpu")));
 	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
 
+	if (rep.event && !strcmp(rep.event, "gpu") && cg_find_event(cg, "gpu") < 0) {
+		ret = report_gpu(&rep, cg, in.name);
+		goto out;
+	}
 	if (rep.event) {
 		sel = cg_find_event(cg, rep.event);
 		if (sel < 0) {

@@ -19,4 +19,11 @@ struct print_opts {
 void report_print(FILE *out, const struct hists *h, const struct cg_event *ev,
 		  const struct print_opts *po);
 
+/*
+ * --event gpu: the GPU events summed per kernel, then copies and sets
+ * (gpu_summary.c).  1 when printed, 0 when the capture has no GPU samples, -1 out of
+ * memory.
+ */
+int report_gpu_summary(FILE *out, const struct cg_profile *cg, bool header);
+
 #endif /* PA_REPORT_PRINT_H */

@@ -14,10 +14,12 @@
 #include "base/util.h"
 #include "perfdata/event.h"
 #include "profile/callgraph.h"
+#include "profile/gpu_sum.h"
 #include "profile/offcpu.h"
 #include "symbolize/dso.h"
 
 #define CG_MAX_FRAMES 4096
+#define CG_MAX_LABELS 16
 #define IDS_BLOCK     (4u << 20) /* stack location ids are allocated in blocks */
 
 struct ids_block {
@@ -43,7 +45,30 @@ struct leaf_entry {
 struct loc_entry {
 	struct cg_loc l;
 	struct loc_key key;
+	bool gpu_wait; /* in a CUDA call that waits for the GPU (is_gpu_wait) */
 };
+
+/*
+ * Whether sym is a CUDA call that blocks its thread until the GPU has finished:
+ * off-CPU time under one is waiting on the GPU, whatever the thread's state.
+ */
+static bool is_gpu_wait(const char *sym)
+{
+	static const char *const waits[] = {
+		"cudaStreamSynchronize", "cudaStreamSynchronize_ptsz", "cudaDeviceSynchronize",
+		"cudaEventSynchronize",	 "cuStreamSynchronize",	       "cuStreamSynchronize_ptsz",
+		"cuCtxSynchronize",	 "cuEventSynchronize",
+	};
+	size_t i, n;
+
+	if (!sym || sym[0] != 'c' || sym[1] != 'u')
+		return false;
+	n = strcspn(sym, "@"); /* a versioned dynamic symbol: name@@VERSION */
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (strlen(waits[i]) == n && !strncmp(sym, waits[i], n))
+			return true;
+	return false;
+}
 
 struct map_entry {
 	struct cg_mapping m;
@@ -76,6 +101,11 @@ struct cg_profile {
 	struct map_entry *maps;
 	size_t nr_maps, cap_maps;
 
+	/* Label sets, interned: stacks point at them. */
+	struct hidx lset_idx;
+	struct cg_labels **lsets;
+	size_t nr_lsets, cap_lsets;
+
 	struct hidx stack_idx;
 	struct cg_stack *stacks;
 	size_t nr_stacks, cap_stacks;
@@ -83,6 +113,12 @@ struct cg_profile {
 
 	struct cg_event *events;
 	size_t nr_events;
+
+	struct gpu_sum gpu;	     /* gpu-launch and gpu-time samples by kernel */
+	struct cg_label gpu_wait[1]; /* thread_state: gpu-wait, once interned */
+	/* The last off-CPU state seen (offcpu_state_name's) and its label set. */
+	const char *last_state;
+	const struct cg_labels *last_state_labels;
 
 	bool leaf_only;		   /* cg_set_leaf_only */
 	bool count_thread;	   /* cg_set_count_thread */
@@ -231,6 +267,7 @@ static int add_location(struct cg_profile *cg, const struct frame *f, size_t n, 
 	l = &cg->locs[loc].l;
 	l->ip = real->ip;
 	l->kind = real->kind;
+	cg->locs[loc].gpu_wait = is_gpu_wait(real->sym);
 	l->frame = cg->nr_frames;
 	l->nr_frames = n;
 	if (mapping_id(cg, real, &l->mapping))
@@ -419,8 +456,118 @@ static bool stack_eq(const void *ctx, uint32_t id, const void *key)
 	const struct cg_stack *a = &cg->stacks[id], *b = key;
 
 	return a->event == b->event && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->state == b->state && a->nr == b->nr &&
+	       a->labels == b->labels && a->nr == b->nr &&
 	       !memcmp(a->locs, b->locs, a->nr * sizeof(*a->locs));
+}
+
+struct lset_key {
+	const struct cg_label *v;
+	size_t nr;
+};
+
+static bool lset_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct cg_labels *a = ((const struct cg_profile *)ctx)->lsets[id];
+	const struct lset_key *b = key;
+
+	return a->nr == b->nr && !memcmp(a->v, b->v, b->nr * sizeof(*b->v));
+}
+
+/*
+ * The interned set of labels v[0..nr) (their keys and strings interned already) into
+ * out; NULL when nr is 0.  0 or -ENOMEM.
+ */
+static int labels_of(struct cg_profile *cg, const struct cg_label *v, size_t nr,
+		     const struct cg_labels **out)
+{
+	struct lset_key key = {v, nr};
+	struct cg_labels *l;
+	uint64_t h = hash_mix(0, nr);
+	int64_t id;
+	size_t i;
+
+	*out = NULL;
+	if (!nr)
+		return 0;
+	for (i = 0; i < nr; i++)
+		h = hash_mix(hash_mix(hash_mix(h, (uintptr_t)v[i].key), (uintptr_t)v[i].str),
+			     (uint64_t)v[i].num);
+	id = hidx_find(&cg->lset_idx, h, lset_eq, cg, &key);
+	if (id >= 0) {
+		*out = cg->lsets[id];
+		return 0;
+	}
+	l = malloc(sizeof(*l) + nr * sizeof(*v));
+	if (!l ||
+	    pa_grow((void **)&cg->lsets, &cg->cap_lsets, cg->nr_lsets + 1, sizeof(*cg->lsets)) ||
+	    hidx_insert(&cg->lset_idx, h, cg->nr_lsets)) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->nr = nr;
+	memcpy(l->v, v, nr * sizeof(*v));
+	cg->lsets[cg->nr_lsets++] = l;
+	*out = l;
+	return 0;
+}
+
+/* The labels sample s's RAW payload carries: an off-CPU thread state, or a GPU
+ * record's device and stream.  0 or -ENOMEM. */
+static int raw_labels(struct cg_profile *cg, const struct pd_sample *s,
+		      const struct cg_labels **out)
+{
+	const char *state = offcpu_raw_state(s->raw, s->raw_size);
+	struct cg_label v[2] = {{0}};
+	char dev[16], stream[16];
+	struct gpu_raw g;
+	size_t n = 0, i;
+
+	/* GPU ids as strings: pprof drops a numeric label whose value is 0 (device 0). */
+	if (state && state == cg->last_state) {
+		*out = cg->last_state_labels;
+		return 0;
+	} else if (state) {
+		v[n].key = intern(cg, CG_LABEL_STATE);
+		v[n++].str = intern(cg, state);
+	} else if (gpu_raw_get(s->raw, s->raw_size, &g)) {
+		snprintf(dev, sizeof(dev), "%u", g.device);
+		snprintf(stream, sizeof(stream), "%u", g.stream);
+		v[n].key = intern(cg, CG_LABEL_GPU_DEVICE);
+		v[n++].str = intern(cg, dev);
+		v[n].key = intern(cg, CG_LABEL_GPU_STREAM);
+		v[n++].str = intern(cg, stream);
+	}
+	for (i = 0; i < n; i++)
+		if (!v[i].key || !v[i].str)
+			return -ENOMEM;
+	if (labels_of(cg, v, n, out))
+		return -ENOMEM;
+	if (state) {
+		cg->last_state = state;
+		cg->last_state_labels = *out;
+	}
+	return 0;
+}
+
+/* Whether the stack of cg->ids[0..nr) is in a CUDA call waiting for the GPU. */
+static bool waits_on_gpu(const struct cg_profile *cg, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (cg->locs[cg->ids[i]].gpu_wait)
+			return true;
+	return false;
+}
+
+const char *cg_label_str(const struct cg_labels *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; l && i < l->nr; i++)
+		if (!strcmp(l->v[i].key, key))
+			return l->v[i].str;
+	return NULL;
 }
 
 static struct cg_event *event_get(struct cg_profile *cg, uint32_t idx, const char *name)
@@ -470,7 +617,7 @@ static int count_stack(struct cg_profile *cg, const struct cg_stack *key)
 	uint64_t h =
 		hash_mix(hash_mix(hash_mix(hash_mix(hash_mix(0, key->event), key->pid), key->tid),
 				  (uintptr_t)key->comm),
-			 (uintptr_t)key->state);
+			 (uintptr_t)key->labels);
 	int64_t id;
 	uint32_t i;
 
@@ -649,7 +796,7 @@ static int counter_stop(struct cg_profile *cg)
 /* Count one sample of the stack of location ids ids[0..nr), here or in the thread. */
 static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
 		     uint32_t tid, const char *comm, const uint32_t *ids, size_t nr,
-		     uint64_t period, uint64_t time, const char *state)
+		     uint64_t period, uint64_t time, const struct cg_labels *labels)
 {
 	struct cg_event *ev = event_get(cg, event, event_name);
 	struct cg_stack key = {.event = event,
@@ -658,7 +805,8 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 			       .nr = nr,
 			       .locs = ids,
 			       .count = 1,
-			       .period = period};
+			       .period = period,
+			       .labels = labels};
 
 	if (!ev)
 		return -ENOMEM;
@@ -668,11 +816,6 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 	if (!key.comm)
 		return -ENOMEM;
 	cg->last_comm = key.comm;
-	if (state) {
-		key.state = intern(cg, state);
-		if (!key.state)
-			return -ENOMEM;
-	}
 	ev->samples++;
 	ev->period += period;
 	if (time) {
@@ -688,16 +831,32 @@ int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name,
 		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
 		  uint64_t period, uint64_t time)
 {
-	return cg_add_sample_state(cg, event, event_name, pid, tid, comm, frames, nr, period, time,
-				   NULL);
+	return cg_add_sample_labels(cg, event, event_name, pid, tid, comm, frames, nr, period, time,
+				    NULL, 0);
 }
 
-int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
-			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
-			uint64_t period, uint64_t time, const char *state)
+int cg_add_sample_labels(struct cg_profile *cg, uint32_t event, const char *event_name,
+			 uint32_t pid, uint32_t tid, const char *comm, const struct frame *frames,
+			 size_t nr, uint64_t period, uint64_t time, const struct cg_label *labels,
+			 size_t nr_labels)
 {
 	static const struct frame unknown = {.dso_name = "[unknown]"};
+	struct cg_label v[CG_MAX_LABELS];
+	const struct cg_labels *set;
 	size_t i = 0, n = 0;
+
+	if (nr_labels > CG_MAX_LABELS)
+		return -EINVAL;
+	for (i = 0; i < nr_labels; i++) {
+		v[i] = labels[i];
+		v[i].key = intern(cg, labels[i].key);
+		v[i].str = labels[i].str ? intern(cg, labels[i].str) : NULL;
+		if (!v[i].key || (labels[i].str && !v[i].str))
+			return -ENOMEM;
+	}
+	if (labels_of(cg, v, nr_labels, &set))
+		return -ENOMEM;
+	i = 0;
 
 	/* The event first: a sample names its event even when its frames fail. */
 	if (!event_get(cg, event, event_name))
@@ -717,7 +876,7 @@ int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event
 			return -ENOMEM;
 		i += run;
 	}
-	return add_stack(cg, event, event_name, pid, tid, comm, cg->ids, n, period, time, state);
+	return add_stack(cg, event, event_name, pid, tid, comm, cg->ids, n, period, time, set);
 }
 
 /* The "[unknown]" location standing for a sample without addresses. */
@@ -813,6 +972,22 @@ size_t cg_thread_batches(const struct cg_profile *cg)
 	return cg->thread_batches;
 }
 
+/*
+ * Count sample s in the GPU summary when it is a launch or a timed GPU record; its
+ * leaf (cg->ids[0]) names the kernel.  0 or -ENOMEM.
+ */
+static int add_gpu(struct cg_profile *cg, const struct pd_evsel *evsel, const struct pd_sample *s,
+		   uint64_t period)
+{
+	struct gpu_raw raw;
+
+	if ((evsel->attr.sample_type & PERF_SAMPLE_RAW) && gpu_raw_get(s->raw, s->raw_size, &raw))
+		return gpu_sum_time(&cg->gpu, cg_loc_real(cg, cg->ids[0])->func, period, &raw);
+	if (evsel->name && !strcmp(evsel->name, GPU_LAUNCH_EVENT))
+		return gpu_sum_launch(&cg->gpu, cg_loc_real(cg, cg->ids[0])->func);
+	return 0;
+}
+
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen)
 {
@@ -828,7 +1003,8 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	while ((ret = pd_reader_next(r, &ev)) > 0) {
 		const struct pd_sample *s = &ev.sample;
 		const struct pd_evsel *evsel = ev.evsel;
-		const char *comm, *state;
+		const struct cg_labels *labels = NULL;
+		const char *comm;
 		uint64_t period;
 		size_t nr;
 
@@ -853,9 +1029,9 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
 		if (!period)
 			period = 1;
-		state = evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW)
-				? offcpu_raw_state(s->raw, s->raw_size)
-				: NULL;
+		if (evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW) &&
+		    raw_labels(cg, s, &labels))
+			goto nomem;
 		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
 			goto nomem;
 		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
@@ -868,10 +1044,16 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 				goto nomem;
 		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
 			goto nomem;
+		if (evsel && evsel->attr.config == PERF_COUNT_SW_BPF_OUTPUT &&
+		    add_gpu(cg, evsel, s, period))
+			goto nomem;
+		if (cg_label_str(labels, CG_LABEL_STATE) && waits_on_gpu(cg, nr) &&
+		    labels_of(cg, cg->gpu_wait, 1, &labels))
+			goto nomem;
 		if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
 			      s->tid, comm, cg->ids, nr, period,
 			      evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
-			      state))
+			      labels))
 			goto nomem;
 	}
 	if (ret < 0) {
@@ -902,7 +1084,10 @@ struct cg_profile *cg_new(void)
 	cg->ids = calloc(CG_MAX_FRAMES, sizeof(*cg->ids));
 	cg->hashes = calloc(CG_MAX_FRAMES, sizeof(*cg->hashes));
 	cg->unknown_loc = -1;
-	if (!cg->mlocs || !cg->scratch || !cg->ids || !cg->hashes) {
+	cg->gpu_wait[0].key = intern(cg, CG_LABEL_STATE);
+	cg->gpu_wait[0].str = intern(cg, OFFCPU_GPU_WAIT);
+	if (!cg->mlocs || !cg->scratch || !cg->ids || !cg->hashes || !cg->gpu_wait[0].key ||
+	    !cg->gpu_wait[0].str) {
 		cg_free(cg);
 		errno = ENOMEM;
 		return NULL;
@@ -931,6 +1116,11 @@ void cg_free(struct cg_profile *cg)
 	free(cg->maps);
 	free(cg->stacks);
 	free(cg->events);
+	gpu_sum_free(&cg->gpu);
+	for (i = 0; i < cg->nr_lsets; i++)
+		free(cg->lsets[i]);
+	free(cg->lsets);
+	hidx_free(&cg->lset_idx);
 	free(cg->mlocs);
 	free(cg->scratch);
 	free(cg->ids);
@@ -944,6 +1134,11 @@ void cg_free(struct cg_profile *cg)
 	hidx_free(&cg->map_idx);
 	hidx_free(&cg->stack_idx);
 	free(cg);
+}
+
+const struct gpu_sum *cg_gpu_sum(const struct cg_profile *cg)
+{
+	return &cg->gpu;
 }
 
 size_t cg_nr_events(const struct cg_profile *cg)

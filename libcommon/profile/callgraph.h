@@ -23,6 +23,7 @@
 #include "perfdata/pd_read.h"
 
 struct cg_profile;
+struct gpu_sum;
 
 /* One mapping of the capture: a pprof Mapping. */
 struct cg_mapping {
@@ -63,17 +64,41 @@ struct cg_func {
 	const char *file;     /* DWARF source file of its first frame, else the dso's path */
 };
 
+/*
+ * A label of a sample beyond its thread, as pprof has them: a key with a string or a
+ * number.  Off-CPU samples carry their thread state, GPU samples their device and
+ * stream.
+ */
+struct cg_label {
+	const char *key; /* interned: CG_LABEL_* */
+	const char *str; /* interned; NULL: the value is num */
+	int64_t num;
+};
+
+#define CG_LABEL_STATE	    "thread_state" /* off-CPU: "sleep", "io", ... */
+#define CG_LABEL_GPU_DEVICE "gpu_device"   /* gpu-time: "0", "1", ... */
+#define CG_LABEL_GPU_STREAM "gpu_stream"   /* gpu-time: the CUDA stream's id */
+
+/* The labels of a stack's samples, interned by the callgraph: equal sets are one
+ * pointer. */
+struct cg_labels {
+	size_t nr;
+	struct cg_label v[];
+};
+
+/* The string value of label key in l (NULL: l has none), interned. */
+const char *cg_label_str(const struct cg_labels *l, const char *key);
+
 /* One distinct stack of one thread under one event. */
 struct cg_stack {
 	uint32_t event; /* index into cg_event() */
 	uint32_t pid, tid;
-	uint32_t nr;	      /* locations, leaf first; always >= 1 */
-	const char *comm;     /* interned: equal comms have equal pointers */
-	const uint32_t *locs; /* ids for cg_loc() */
-	uint64_t count;	      /* samples */
-	uint64_t period;      /* sum of their periods */
-	const char *state;    /* off-CPU thread state ("sleep", "io", ...), interned; NULL
-				 * when the samples carry none */
+	uint32_t nr;			/* locations, leaf first; always >= 1 */
+	const char *comm;		/* interned: equal comms have equal pointers */
+	const uint32_t *locs;		/* ids for cg_loc() */
+	uint64_t count;			/* samples */
+	uint64_t period;		/* sum of their periods */
+	const struct cg_labels *labels; /* NULL: none */
 };
 
 /* One event of the stream (perf's evsel). */
@@ -134,13 +159,16 @@ int cg_add_sample(struct cg_profile *cg, uint32_t event, const char *event_name,
 		  uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
 		  uint64_t period, uint64_t time);
 
-/* The same with the thread state of an off-CPU sample (NULL: none); stacks that
- * differ only in state stay apart. */
-int cg_add_sample_state(struct cg_profile *cg, uint32_t event, const char *event_name, uint32_t pid,
-			uint32_t tid, const char *comm, const struct frame *frames, size_t nr,
-			uint64_t period, uint64_t time, const char *state);
+/* The same with labels (keys and strings need not be interned); stacks that differ
+ * only in labels stay apart. */
+int cg_add_sample_labels(struct cg_profile *cg, uint32_t event, const char *event_name,
+			 uint32_t pid, uint32_t tid, const char *comm, const struct frame *frames,
+			 size_t nr, uint64_t period, uint64_t time, const struct cg_label *labels,
+			 size_t nr_labels);
 
 size_t cg_nr_events(const struct cg_profile *cg);
+/* The GPU summary of the samples loaded (profile/gpu_sum.h): empty without GPU events. */
+const struct gpu_sum *cg_gpu_sum(const struct cg_profile *cg);
 const struct cg_event *cg_event(const struct cg_profile *cg, size_t idx);
 /* Index of the event named name, or -1. */
 int cg_find_event(const struct cg_profile *cg, const char *name);

@@ -20,8 +20,11 @@ enum offcpu_state {
 	OFFCPU_NR_STATES
 };
 
-#define OFFCPU_EVENT	 "offcpu-time" /* the event name, as Linux perf names its own */
-#define OFFCPU_RAW_MAGIC 0x6170	       /* "pa": a payload we wrote */
+#define OFFCPU_EVENT "offcpu-time" /* the event name, as Linux perf names its own */
+/* Not a thread state the kernel knows: readers label off-CPU time spent inside a CUDA
+ * call that waits for the GPU (cudaStreamSynchronize, ...) with it. */
+#define OFFCPU_GPU_WAIT	 "gpu-wait"
+#define OFFCPU_RAW_MAGIC 0x6170 /* "pa": a payload we wrote */
 
 struct offcpu_raw {
 	uint16_t magic;	 /* OFFCPU_RAW_MAGIC */

@@ -406,50 +406,64 @@ static int build_locations(struct builder *b)
 	return 0;
 }
 
-/* pid, tid, comm, and thread_state for off-CPU samples that carry one. */
-#define NR_LABELS 4
+/* pid, tid and comm; then the stack's own labels (cg_stack.labels). */
+#define NR_THREAD_LABELS 3
+#define MAX_LABELS	 (NR_THREAD_LABELS + 16)
 
-/* One thread's labels, shared by all its samples: (pid, tid, comm, state). */
+/* One thread's labels with one label set, shared by all their samples. */
 struct label_set {
 	uint32_t pid, tid;
-	const char *comm, *state; /* interned by the callgraph */
-	size_t at, len;		  /* its Sample.label fields in lbytes */
+	const char *comm;		/* interned by the callgraph */
+	const struct cg_labels *labels; /* the same */
+	size_t at, len;			/* its Sample.label fields in lbytes */
 };
 
 static bool lset_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct label_set *a = &((const struct builder *)ctx)->lsets[id], *b = key;
 
-	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm && a->state == b->state;
+	return a->pid == b->pid && a->tid == b->tid && a->comm == b->comm && a->labels == b->labels;
 }
 
 /* The label set of stack s, encoded when new; -1 when out of memory. */
-static int64_t label_set(struct builder *b, const struct cg_stack *s, const int64_t keys[4])
+static int64_t label_set(struct builder *b, const struct cg_stack *s,
+			 const int64_t keys[NR_THREAD_LABELS])
 {
-	struct label_set k = {s->pid, s->tid, s->comm, s->state, b->nr_lbytes, 0};
+	struct label_set k = {s->pid, s->tid, s->comm, s->labels, b->nr_lbytes, 0};
 	uint64_t h = hash_mix(hash_mix(hash_mix(hash_mix(0, k.pid), k.tid), (uintptr_t)k.comm),
-			      (uintptr_t)k.state);
+			      (uintptr_t)k.labels);
 	int64_t id = hidx_find(&b->lset_idx, h, lset_eq, b, &k);
-	pb_label lb[NR_LABELS], *ptrs[NR_LABELS];
+	pb_label lb[MAX_LABELS], *ptrs[MAX_LABELS];
+	size_t i, n = NR_THREAD_LABELS;
 	pb_sample only;
-	size_t i;
 
 	if (id >= 0)
 		return id;
-	for (i = 0; i < NR_LABELS; i++) {
+	for (i = 0; i < MAX_LABELS; i++) {
 		perftools__profiles__label__init(&lb[i]);
 		ptrs[i] = &lb[i];
-		lb[i].key = keys[i];
 	}
+	for (i = 0; i < NR_THREAD_LABELS; i++)
+		lb[i].key = keys[i];
 	lb[0].num = s->pid;
 	lb[1].num = s->tid;
 	lb[2].str = str_id(&b->st, s->comm);
-	lb[3].str = s->state ? str_id(&b->st, s->state) : 0;
-	if (lb[2].str < 0 || lb[3].str < 0)
+	if (lb[2].str < 0)
 		return -1;
+	for (i = 0; s->labels && i < s->labels->nr && n < MAX_LABELS; i++, n++) {
+		const struct cg_label *l = &s->labels->v[i];
+
+		lb[n].key = str_id(&b->st, l->key);
+		if (l->str)
+			lb[n].str = str_id(&b->st, l->str);
+		else
+			lb[n].num = l->num;
+		if (lb[n].key < 0 || lb[n].str < 0)
+			return -1;
+	}
 	/* A Sample with labels alone packs to exactly its label fields. */
 	perftools__profiles__sample__init(&only);
-	only.n_label = s->state ? 4 : 3;
+	only.n_label = n;
 	only.label = ptrs;
 	k.len = perftools__profiles__sample__get_packed_size(&only);
 	if (pa_grow((void **)&b->lbytes, &b->cap_lbytes, b->nr_lbytes + k.len, 1) ||
@@ -521,12 +535,12 @@ static int build_samples(struct builder *b)
 {
 	const struct cg_profile *cg = b->cg;
 	size_t ns = cg_nr_stacks(cg), ncol = b->prof.n_sample_type, i;
-	int64_t keys[4] = {str_id(&b->st, "pid"), str_id(&b->st, "tid"), str_id(&b->st, "comm"),
-			   str_id(&b->st, "thread_state")};
+	int64_t keys[NR_THREAD_LABELS] = {str_id(&b->st, "pid"), str_id(&b->st, "tid"),
+					  str_id(&b->st, "comm")};
 	uint64_t *val = xcalloc(ncol, sizeof(*val));
 	int err = -ENOMEM;
 
-	if (!val || keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0)
+	if (!val || keys[0] < 0 || keys[1] < 0 || keys[2] < 0)
 		goto out;
 	for (i = 0; i < ns; i++) {
 		const struct cg_stack *s = cg_stack(cg, i);

@@ -57,6 +57,36 @@ static void test_stacks_interned(void)
 	cg_free(cg);
 }
 
+/* Samples with other labels are other stacks; equal label sets are one pointer. */
+static void test_labels(void)
+{
+	struct cg_profile *cg = cg_new();
+	struct frame a[] = {fr(0x10, "leaf", false), fr(0x30, "main", false)};
+	char sleep[] = "sleep";
+	struct cg_label s1 = {.key = CG_LABEL_STATE, .str = "sleep"};
+	struct cg_label s2 = {.key = CG_LABEL_STATE, .str = sleep}; /* another copy */
+	struct cg_label io = {.key = CG_LABEL_STATE, .str = "io"};
+	struct cg_label gpu[] = {{.key = CG_LABEL_GPU_DEVICE, .str = "0"}, {.key = "n", .num = 42}};
+
+	CHECK(cg != NULL);
+	CHECK(!cg_add_sample_labels(cg, 0, "offcpu-time", 1, 1, "p", a, 2, 10, 0, &s1, 1));
+	CHECK(!cg_add_sample_labels(cg, 0, "offcpu-time", 1, 1, "p", a, 2, 20, 0, &s2, 1));
+	CHECK(!cg_add_sample_labels(cg, 0, "offcpu-time", 1, 1, "p", a, 2, 40, 0, &io, 1));
+	CHECK(!cg_add_sample(cg, 0, "offcpu-time", 1, 1, "p", a, 2, 80, 0));
+	CHECK(!cg_add_sample_labels(cg, 0, "offcpu-time", 1, 1, "p", a, 2, 1, 0, gpu, 2));
+	CHECK_EQ_U64(cg_nr_stacks(cg), 4);
+	CHECK_EQ_U64(cg_stack(cg, 0)->period, 30);
+	CHECK_STR(cg_label_str(cg_stack(cg, 0)->labels, CG_LABEL_STATE), "sleep");
+	CHECK_STR(cg_label_str(cg_stack(cg, 1)->labels, CG_LABEL_STATE), "io");
+	CHECK(cg_stack(cg, 2)->labels == NULL);
+	CHECK(cg_label_str(cg_stack(cg, 2)->labels, CG_LABEL_STATE) == NULL);
+	CHECK_EQ_U64(cg_stack(cg, 3)->labels->nr, 2);
+	CHECK_STR(cg_label_str(cg_stack(cg, 3)->labels, CG_LABEL_GPU_DEVICE), "0");
+	CHECK(cg_stack(cg, 3)->labels->v[1].str == NULL);
+	CHECK_EQ_U64(cg_stack(cg, 3)->labels->v[1].num, 42);
+	cg_free(cg);
+}
+
 static void test_events_and_kernel(void)
 {
 	struct cg_profile *cg = cg_new();
@@ -254,6 +284,7 @@ int main(void)
 {
 	RUN(test_inlined_frames);
 	RUN(test_stacks_interned);
+	RUN(test_labels);
 	RUN(test_events_and_kernel);
 	RUN(test_empty_stack_is_unknown);
 	RUN(test_many_stacks);
