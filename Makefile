@@ -112,10 +112,10 @@ $(O)/libpa-gpu-adapter.so: $(ADAPTER_SRCS) $(wildcard cmd/gpu-attach/adapter/*.h
 
 # The adapter's probe layer, tested on its own (no CUPTI).
 $(O)/tests/test_gpu_probes: tests/unit/test_gpu_probes.c cmd/gpu-attach/adapter/probes.c \
-		$(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
+		cmd/gpu-attach/adapter/totals.c $(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit -Icmd/gpu-attach/adapter $< cmd/gpu-attach/adapter/probes.c \
-		-pthread -o $@
+		cmd/gpu-attach/adapter/totals.c -pthread -o $@
 
 # A CUDA program as the adapter shows it, GPU-less: it links the probe layer.
 $(O)/tests/workloads/gpu_producer: tests/workloads/gpu_producer.c cmd/gpu-attach/adapter/probes.c \
@@ -193,6 +193,12 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
 	@O=$(O) scripts/demo
 
+# What the check on a GPU machine runs (tests/gpu/check.sh), in one folder to carry
+# there: the commands, their shared libraries, the adapter, the nvcc workload.
+.PHONY: gpu-check-bundle
+gpu-check-bundle: all
+	@tests/gpu/bundle.sh $(O) $(O)/gpu-check
+
 # Each prints ratios against Linux perf (or the workload alone) on the same run.
 BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu
 
@@ -232,7 +238,7 @@ lint:
 	scripts/lint-bats
 	scripts/lint-layers
 	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c cmd/gpu-attach/adapter/totals.c
 
 format:
 	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)

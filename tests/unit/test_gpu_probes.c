@@ -2,11 +2,16 @@
 /*
  * The CUDA adapter's probe layer (cmd/gpu-attach/adapter/probes.c), without CUPTI:
  * correlation ids extended past their 32-bit wrap, GPU timestamps moved to
- * CLOCK_MONOTONIC, records batched and counted when nobody listens.
+ * CLOCK_MONOTONIC, records batched and counted when nobody listens, and the totals
+ * file of PA_GPU_ADAPTER_TOTALS.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "probes.h"
+#include "totals.h"
 #include "unit.h"
 
 static void test_corr_next(void)
@@ -111,9 +116,41 @@ static void test_batches(void)
 	CHECK_EQ_U64(nr_calls, 3);
 }
 
+/* Records summed per name, written as "COUNT TOTAL_NS NAME" lines. */
+static void test_totals(void)
+{
+	static const char kern[] = "_Z4kernPf";
+	struct pa_gpu_rec r[3] = {
+		{.kind = PA_GPU_KERNEL, .start = 1000, .end = 1100, .name = (uintptr_t)kern},
+		{.kind = PA_GPU_KERNEL, .start = 2000, .end = 2250, .name = (uintptr_t)kern},
+		{.kind = PA_GPU_MEMCPY, .copy_kind = 1, .start = 10, .end = 60},
+	};
+	char path[] = "/tmp/test_gpu_totals.XXXXXX", line[3][128] = {{0}};
+	FILE *f;
+	int fd = mkstemp(path), i;
+
+	CHECK(fd >= 0);
+	close(fd);
+	pa_gpu_totals_deliver(r, 2, 0);
+	pa_gpu_totals_deliver(r + 2, 1, 0);
+	CHECK(!pa_gpu_totals_write(path));
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	for (i = 0; f && i < 3 && fgets(line[i], sizeof(line[i]), f); i++)
+		;
+	if (f)
+		fclose(f);
+	unlink(path);
+	CHECK_STR(line[0], "2 350 _Z4kernPf\n");
+	CHECK_STR(line[1], "1 50 [memcpy 1]\n");
+	CHECK_STR(line[2], "");
+	CHECK(pa_gpu_totals_write("/nonexistent/dir/totals") == -1);
+}
+
 int main(void)
 {
 	RUN(test_corr_next);
+	RUN(test_totals);
 	RUN(test_corr_near);
 	RUN(test_clock);
 	RUN(test_batches);

@@ -14,12 +14,14 @@
  */
 #include <cupti.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probes.h"
+#include "totals.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -87,7 +89,44 @@ static const CUpti_CallbackId driver_launches[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
-/* Launch callbacks: runtime launches, and driver launches not made by one. */
+/* Copies and sets: their records carry the call's correlation id as well, so the
+ * call's stack is taken like a launch's. */
+static const CUpti_CallbackId runtime_copies[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+};
+
+static const CUpti_CallbackId driver_copies[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+};
+
+/* Launch (copy, set) callbacks: runtime calls, and driver calls not made by one. */
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			       const void *data)
 {
@@ -193,6 +232,15 @@ static void flush_at_exit(void)
 	cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+static const char *totals_path; /* PA_GPU_ADAPTER_TOTALS */
+
+/* Registered before flush_at_exit, so it runs after it. */
+static void totals_at_exit(void)
+{
+	if (pa_gpu_totals_write(totals_path))
+		say("cannot write %s: %s", totals_path, strerror(errno));
+}
+
 static bool open_cupti(void)
 {
 	static const char *const libs[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so",
@@ -227,7 +275,14 @@ EXPORT int InitializeInjection(void)
 	CUptiResult r;
 	size_t i;
 
-	pa_gpu_batcher_init(&batcher, pa_gpu_deliver, pa_gpu_records_observed);
+	totals_path = getenv("PA_GPU_ADAPTER_TOTALS");
+	if (totals_path && *totals_path) {
+		/* Every record is summed, a recorder or not. */
+		pa_gpu_batcher_init(&batcher, pa_gpu_totals_deliver, NULL);
+		atexit(totals_at_exit);
+	} else {
+		pa_gpu_batcher_init(&batcher, pa_gpu_deliver, pa_gpu_records_observed);
+	}
 	if (!open_cupti())
 		return 1;
 	r = cupti.Subscribe(&sub, on_launch, NULL);
@@ -242,6 +297,10 @@ EXPORT int InitializeInjection(void)
 		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launches[i]);
 	for (i = 0; i < sizeof(driver_launches) / sizeof(driver_launches[0]); i++)
 		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
+	for (i = 0; i < sizeof(runtime_copies) / sizeof(runtime_copies[0]); i++)
+		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_copies[i]);
+	for (i = 0; i < sizeof(driver_copies) / sizeof(driver_copies[0]); i++)
+		cupti.EnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_copies[i]);
 	cupti.GetTimestamp(&before);
 	mono = pa_gpu_mono_ns();
 	cupti.GetTimestamp(&after);
