@@ -107,6 +107,10 @@ else
 		fail "train.py alone: $(tail -1 "$W/train.base")"
 	base_wall=$(field "$W/train.base" "train " 7)
 	if [ $bpf = 1 ]; then
+		# Once to compile the unwind tables of torch's libraries (cached by build-id):
+		# a library's launches are walked only once its table is in.
+		pa pa-record -q --gpu -F 99 -o "$W/warm.data" -- $PY tests/gpu/train.py 3 \
+			>/dev/null 2>"$W/warm.err" || fail "pa-record --gpu -- train.py 3: $(tail -2 "$W/warm.err")"
 		pa pa-record --gpu -F 99 -o "$W/train.data" -- $PY tests/gpu/train.py 30 \
 			>"$W/train.out" 2>"$W/train.err" || fail "pa-record --gpu -- train.py: $(tail -2 "$W/train.err")"
 		grep '^pa-record: ' "$W/train.err" | sed 's/^/# /'
