@@ -176,7 +176,11 @@ record_sleep() {
 	go tool pprof -sample_index=offcpu -tagfocus=thread_state=gpu-wait -top -cum p.pb.gz \
 		>top.txt 2>&1 || fail "$(cat top.txt)"
 	grep -q ' train_step$' top.txt || fail "$(cat top.txt)"
-	run ! grep -q ' load_batch$' top.txt
+	grep -q ' load_batch$' top.txt && fail "load_batch is not waiting on the GPU: $(cat top.txt)"
+	# The GPU summary says how long the CPU waited: 10 x 100 ms.
+	run -0 "$PA_REPORT" -i p.data --event gpu
+	[[ $output =~ "# CPU waiting on the GPU: "(0\.9[5-9]|1\.0[0-9])[0-9]*" s off the CPU" ]] ||
+		fail "$output"
 }
 
 @test "offcpu: preemption is left out by default and labelled preempted with all" {

@@ -2,7 +2,8 @@
 /*
  * pa-report --event gpu: the GPU events summed per kernel, as `nsys stats` sums
  * them (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum): kernels by GPU time with their
- * launches and grid and block sizes, then copies and sets with bytes and bandwidth.
+ * launches and grid and block sizes, then copies and sets with bytes and bandwidth,
+ * then the off-CPU time threads spent waiting for the GPU (pa-record --offcpu).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -138,9 +139,9 @@ int report_gpu_summary(FILE *out, const struct cg_profile *cg, bool header)
 	const struct gpu_sum_row **rows;
 	size_t i, nk = 0, nm = 0;
 
-	if (!g->nr)
+	if (!g->nr && !g->wait_samples)
 		return 0;
-	rows = malloc(g->nr * sizeof(*rows));
+	rows = malloc((g->nr ? g->nr : 1) * sizeof(*rows));
 	if (!rows)
 		return -1;
 	/* kernels first, copies and sets after them */
@@ -158,6 +159,14 @@ int report_gpu_summary(FILE *out, const struct cg_profile *cg, bool header)
 		fputc('\n', out);
 	if (nm)
 		print_memory(out, cg, rows + nk, nm, header);
+	if (g->wait_samples) {
+		if (nk || nm)
+			fputc('\n', out);
+		fprintf(out,
+			"# CPU waiting on the GPU: %.6f s off the CPU in %" PRIu64
+			" stretches inside cudaStreamSynchronize and the other synchronize calls\n",
+			g->wait_ns / 1e9, g->wait_samples);
+	}
 	free(rows);
 	return 1;
 }

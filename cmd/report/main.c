@@ -352,10 +352,11 @@ int main(int argc, char **argv)
 		.nr_comms = rep.comms.nr,
 	};
 	/* Flat output needs the leaves only: skip symbolizing whole chains.  Not when
-	 * sorting by state: a wait on the GPU is told by a caller (cudaStreamSynchronize). */
-	cg_set_leaf_only(
-		cg, (rep.children == 0 && rep.order == ORDER_NONE && !sorts_by(&ho, SK_STATE)) ||
-			    (rep.event && !strcmp(rep.event, "gpu")));
+	 * sorting by state, nor for the GPU summary: a wait on the GPU is told by a
+	 * caller (cudaStreamSynchronize). */
+	cg_set_leaf_only(cg, rep.children == 0 && rep.order == ORDER_NONE &&
+				     !sorts_by(&ho, SK_STATE) &&
+				     !(rep.event && !strcmp(rep.event, "gpu")));
 	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
 

@@ -1047,9 +1047,12 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		if (evsel && evsel->attr.config == PERF_COUNT_SW_BPF_OUTPUT &&
 		    add_gpu(cg, evsel, s, period))
 			goto nomem;
-		if (cg_label_str(labels, CG_LABEL_STATE) && waits_on_gpu(cg, nr) &&
-		    labels_of(cg, cg->gpu_wait, 1, &labels))
-			goto nomem;
+		if (cg_label_str(labels, CG_LABEL_STATE) && waits_on_gpu(cg, nr)) {
+			if (labels_of(cg, cg->gpu_wait, 1, &labels))
+				goto nomem;
+			cg->gpu.wait_ns += period;
+			cg->gpu.wait_samples++;
+		}
 		if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
 			      s->tid, comm, cg->ids, nr, period,
 			      evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,

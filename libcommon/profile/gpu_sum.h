@@ -2,9 +2,10 @@
 /*
  * The per-kernel summary of a capture's GPU events, as `nsys stats` gives it: for
  * each kernel (copy, set) by name, its launches and its GPU times' count, total,
- * min and max, its grid and block sizes, and bytes moved.  Filled by cg_load from
- * gpu-launch samples (launches) and gpu-time samples (times, from their RAW
- * payload); read with cg_gpu_sum.
+ * min and max, its grid and block sizes, and bytes moved; and the CPU's time spent
+ * waiting for the GPU.  Filled by cg_load from gpu-launch samples (launches),
+ * gpu-time samples (times, from their RAW payload) and off-CPU samples in a
+ * synchronize call; read with cg_gpu_sum.
  */
 #ifndef PA_GPU_SUM_H
 #define PA_GPU_SUM_H
@@ -31,6 +32,8 @@ struct gpu_sum {
 	struct gpu_sum_row *rows;
 	size_t nr, cap;
 	struct hidx idx;
+	/* off-CPU ns in CUDA calls waiting for the GPU (thread state gpu-wait), and samples */
+	uint64_t wait_ns, wait_samples;
 };
 
 /* Count one launch of func.  0 or -ENOMEM. */
