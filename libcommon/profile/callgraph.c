@@ -19,7 +19,6 @@
 #include "symbolize/dso.h"
 
 #define CG_MAX_FRAMES 4096
-#define CG_MAX_LABELS 16
 #define IDS_BLOCK     (4u << 20) /* stack location ids are allocated in blocks */
 
 struct ids_block {

@@ -79,6 +79,9 @@ struct cg_label {
 #define CG_LABEL_GPU_DEVICE "gpu_device"   /* gpu-time: "0", "1", ... */
 #define CG_LABEL_GPU_STREAM "gpu_stream"   /* gpu-time: the CUDA stream's id */
 
+/* Labels in one set at most. */
+#define CG_MAX_LABELS 16
+
 /* The labels of a stack's samples, interned by the callgraph: equal sets are one
  * pointer. */
 struct cg_labels {

@@ -408,7 +408,7 @@ static int build_locations(struct builder *b)
 
 /* pid, tid and comm; then the stack's own labels (cg_stack.labels). */
 #define NR_THREAD_LABELS 3
-#define MAX_LABELS	 (NR_THREAD_LABELS + 16)
+#define MAX_LABELS	 (NR_THREAD_LABELS + CG_MAX_LABELS)
 
 /* One thread's labels with one label set, shared by all their samples. */
 struct label_set {
