@@ -326,6 +326,7 @@ int main(int argc, char **argv)
 	char names[256];
 	size_t i, shown = 0;
 	int ret = 1, sel = -1;
+	bool gpu_summary;
 
 	pa_set_progname("pa-report");
 	pa_malloc_tables();
@@ -351,16 +352,17 @@ int main(int argc, char **argv)
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
 	};
+	/* --event gpu, unless the file has an event of that name: the GPU summary. */
+	gpu_summary = rep.event && !strcmp(rep.event, "gpu");
 	/* Flat output needs the leaves only: skip symbolizing whole chains.  Not when
 	 * sorting by state, nor for the GPU summary: a wait on the GPU is told by a
 	 * caller (cudaStreamSynchronize). */
 	cg_set_leaf_only(cg, rep.children == 0 && rep.order == ORDER_NONE &&
-				     !sorts_by(&ho, SK_STATE) &&
-				     !(rep.event && !strcmp(rep.event, "gpu")));
+				     !sorts_by(&ho, SK_STATE) && !gpu_summary);
 	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
 
-	if (rep.event && !strcmp(rep.event, "gpu") && cg_find_event(cg, "gpu") < 0) {
+	if (gpu_summary && cg_find_event(cg, "gpu") < 0) {
 		ret = report_gpu(&rep, cg, in.name);
 		goto out;
 	}

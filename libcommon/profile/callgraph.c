@@ -510,27 +510,45 @@ static int labels_of(struct cg_profile *cg, const struct cg_label *v, size_t nr,
 	return 0;
 }
 
-/* The labels sample s's RAW payload carries: an off-CPU thread state, or a GPU
- * record's device and stream.  0 or -ENOMEM. */
-static int raw_labels(struct cg_profile *cg, const struct pd_sample *s,
+/* What a sample's RAW payload says, decoded once: an off-CPU thread state, or a GPU
+ * record (gpu true); neither when it carries none of ours. */
+struct raw_info {
+	const char *state;
+	bool gpu;
+	struct gpu_raw g;
+};
+
+static void raw_decode(const struct pd_evsel *evsel, const struct pd_sample *s, struct raw_info *ri)
+{
+	ri->state = NULL;
+	ri->gpu = false;
+	if (!evsel || !(evsel->attr.sample_type & PERF_SAMPLE_RAW))
+		return;
+	ri->state = offcpu_raw_state(s->raw, s->raw_size);
+	ri->gpu = !ri->state && gpu_raw_get(s->raw, s->raw_size, &ri->g);
+}
+
+/* The labels of a sample whose RAW said ri: its thread state, or its GPU record's
+ * device and stream.  0 or -ENOMEM. */
+static int raw_labels(struct cg_profile *cg, const struct raw_info *ri,
 		      const struct cg_labels **out)
 {
-	const char *state = offcpu_raw_state(s->raw, s->raw_size);
+	const char *state = ri->state;
 	struct cg_label v[2] = {{0}};
 	char dev[16], stream[16];
-	struct gpu_raw g;
 	size_t n = 0, i;
 
 	/* GPU ids as strings: pprof drops a numeric label whose value is 0 (device 0). */
+	*out = NULL;
 	if (state && state == cg->last_state) {
 		*out = cg->last_state_labels;
 		return 0;
 	} else if (state) {
 		v[n].key = intern(cg, CG_LABEL_STATE);
 		v[n++].str = intern(cg, state);
-	} else if (gpu_raw_get(s->raw, s->raw_size, &g)) {
-		snprintf(dev, sizeof(dev), "%u", g.device);
-		snprintf(stream, sizeof(stream), "%u", g.stream);
+	} else if (ri->gpu) {
+		snprintf(dev, sizeof(dev), "%u", ri->g.device);
+		snprintf(stream, sizeof(stream), "%u", ri->g.stream);
 		v[n].key = intern(cg, CG_LABEL_GPU_DEVICE);
 		v[n++].str = intern(cg, dev);
 		v[n].key = intern(cg, CG_LABEL_GPU_STREAM);
@@ -975,14 +993,14 @@ size_t cg_thread_batches(const struct cg_profile *cg)
  * Count sample s in the GPU summary when it is a launch or a timed GPU record; its
  * leaf (cg->ids[0]) names the kernel.  0 or -ENOMEM.
  */
-static int add_gpu(struct cg_profile *cg, const struct pd_evsel *evsel, const struct pd_sample *s,
+static int add_gpu(struct cg_profile *cg, const struct pd_evsel *evsel, const struct raw_info *ri,
 		   uint64_t period)
 {
-	struct gpu_raw raw;
-
-	if ((evsel->attr.sample_type & PERF_SAMPLE_RAW) && gpu_raw_get(s->raw, s->raw_size, &raw))
-		return gpu_sum_time(&cg->gpu, cg_loc_real(cg, cg->ids[0])->func, period, &raw);
-	if (evsel->name && !strcmp(evsel->name, GPU_LAUNCH_EVENT))
+	if (ri->gpu)
+		return gpu_sum_time(&cg->gpu, cg_loc_real(cg, cg->ids[0])->func, period, &ri->g);
+	/* gpu-launch samples carry no RAW; off-CPU ones are not launches */
+	if (!ri->state && evsel->attr.config == PERF_COUNT_SW_BPF_OUTPUT && evsel->name &&
+	    !strcmp(evsel->name, GPU_LAUNCH_EVENT))
 		return gpu_sum_launch(&cg->gpu, cg_loc_real(cg, cg->ids[0])->func);
 	return 0;
 }
@@ -1003,6 +1021,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		const struct pd_sample *s = &ev.sample;
 		const struct pd_evsel *evsel = ev.evsel;
 		const struct cg_labels *labels = NULL;
+		struct raw_info ri;
 		const char *comm;
 		uint64_t period;
 		size_t nr;
@@ -1028,8 +1047,8 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
 		if (!period)
 			period = 1;
-		if (evsel && (evsel->attr.sample_type & PERF_SAMPLE_RAW) &&
-		    raw_labels(cg, s, &labels))
+		raw_decode(evsel, s, &ri);
+		if (raw_labels(cg, &ri, &labels))
 			goto nomem;
 		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
 			goto nomem;
@@ -1043,10 +1062,9 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 				goto nomem;
 		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
 			goto nomem;
-		if (evsel && evsel->attr.config == PERF_COUNT_SW_BPF_OUTPUT &&
-		    add_gpu(cg, evsel, s, period))
+		if (evsel && add_gpu(cg, evsel, &ri, period))
 			goto nomem;
-		if (cg_label_str(labels, CG_LABEL_STATE) && waits_on_gpu(cg, nr)) {
+		if (ri.state && waits_on_gpu(cg, nr)) {
 			if (labels_of(cg, cg->gpu_wait, 1, &labels))
 				goto nomem;
 			cg->gpu.wait_ns += period;
