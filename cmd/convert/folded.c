@@ -505,7 +505,9 @@ int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn writ
 	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 
-		if (s->event == ev && add_line(&f, cg, s, by_time ? s->period : s->count))
+		/* count 0: dropped by cg_keep_stacks */
+		if (s->event == ev && s->count &&
+		    add_line(&f, cg, s, by_time ? s->period : s->count))
 			goto out;
 	}
 	if (rank_tokens(&f))

@@ -781,7 +781,7 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 	const struct gpu_pending *p = NULL;
 	struct gpu_raw raw = {
 		.magic = GPU_RAW_MAGIC,
-		.version = 1,
+		.version = GPU_RAW_VERSION,
 		.op = (uint8_t)e->rec.kind,
 		.device = e->rec.device,
 		.stream = e->rec.stream,
@@ -789,6 +789,8 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 		.corr = e->rec.corr,
 		.bytes = e->rec.bytes,
 		.graph = e->rec.graph,
+		.start = e->rec.start,
+		.end = e->rec.end,
 	};
 	char kname[PROFILE_GPU_NAME];
 	uint64_t ns;

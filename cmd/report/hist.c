@@ -395,7 +395,7 @@ static int build_graphs(struct hists *h, const struct cg_profile *cg, uint32_t e
 	if (!g.nr_nodes)
 		goto out;
 	for (i = 0; i < cg_nr_stacks(cg) && !err; i++)
-		if (cg_stack(cg, i)->event == ev)
+		if (cg_stack(cg, i)->event == ev && cg_stack(cg, i)->count)
 			err = graph_items(&g, cg_stack(cg, i), i, exp, seen);
 	while (!err && g.nr_items)
 		err = graph_level_build(&g, cg, ev);
@@ -441,7 +441,8 @@ int hists_build(struct hists *h, const struct cg_profile *cg, uint32_t ev,
 	for (i = 0; i < cg_nr_stacks(cg); i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
 
-		if (s->event != ev)
+		/* count 0: dropped by cg_keep_stacks (--focus, --ignore) */
+		if (s->event != ev || !s->count)
 			continue;
 		h->total_period += s->period;
 		h->total_samples += s->count;

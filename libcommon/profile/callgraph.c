@@ -74,6 +74,11 @@ struct map_entry {
 	const struct dso *dso;
 };
 
+/* A sample of the timeline as add_stack keeps it (cg_set_timeline). */
+struct tl_entry {
+	uint64_t time, period;
+};
+
 struct cg_profile {
 	struct hidx str_idx;
 	char **strs;
@@ -128,6 +133,15 @@ struct cg_profile {
 	struct frame *scratch;	   /* CG_MAX_FRAMES symbolized frames */
 	uint32_t *ids;		   /* CG_MAX_FRAMES location ids */
 	uint64_t *hashes;	   /* CG_MAX_FRAMES location key hashes */
+
+	/* cg_set_timeline: each sample's time and period, kept by add_stack, and its
+	 * stack, kept by count_stack; each array is written by one thread only, and both
+	 * in the order the samples were added. */
+	bool timeline;
+	struct tl_entry *tl;
+	size_t nr_tl, cap_tl;
+	uint32_t *tl_stack;
+	size_t nr_tl_stack, cap_tl_stack;
 };
 
 static bool str_eq(const void *ctx, uint32_t id, const void *key)
@@ -661,6 +675,12 @@ static int count_stack(struct cg_profile *cg, const struct cg_stack *key)
 	}
 	cg->stacks[id].count++;
 	cg->stacks[id].period += key->period;
+	if (cg->timeline) {
+		if (pa_grow((void **)&cg->tl_stack, &cg->cap_tl_stack, cg->nr_tl_stack + 1,
+			    sizeof(*cg->tl_stack)))
+			return -ENOMEM;
+		cg->tl_stack[cg->nr_tl_stack++] = id;
+	}
 	return 0;
 }
 
@@ -841,6 +861,11 @@ static int add_stack(struct cg_profile *cg, uint32_t event, const char *event_na
 		if (time > ev->last_time)
 			ev->last_time = time;
 	}
+	if (cg->timeline) {
+		if (pa_grow((void **)&cg->tl, &cg->cap_tl, cg->nr_tl + 1, sizeof(*cg->tl)))
+			return -ENOMEM;
+		cg->tl[cg->nr_tl++] = (struct tl_entry){.time = time, .period = period};
+	}
 	return cg->counter ? counter_push(cg->counter, &key) : count_stack(cg, &key);
 }
 
@@ -989,6 +1014,23 @@ size_t cg_thread_batches(const struct cg_profile *cg)
 	return cg->thread_batches;
 }
 
+void cg_set_timeline(struct cg_profile *cg, bool on)
+{
+	cg->timeline = on;
+}
+
+size_t cg_nr_samples(const struct cg_profile *cg)
+{
+	/* Equal but after an error, when the counting stopped short. */
+	return cg->nr_tl < cg->nr_tl_stack ? cg->nr_tl : cg->nr_tl_stack;
+}
+
+struct cg_sample cg_sample(const struct cg_profile *cg, size_t idx)
+{
+	return (struct cg_sample){
+		.stack = cg->tl_stack[idx], .time = cg->tl[idx].time, .period = cg->tl[idx].period};
+}
+
 /*
  * Count sample s in the GPU summary when it is a launch or a timed GPU record; its
  * leaf (cg->ids[0]) names the kernel.  0 or -ENOMEM.
@@ -1023,7 +1065,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		const struct cg_labels *labels = NULL;
 		struct raw_info ri;
 		const char *comm;
-		uint64_t period;
+		uint64_t period, time;
 		size_t nr;
 
 		switch (ev.hdr->type) {
@@ -1070,10 +1112,12 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 			cg->gpu.wait_ns += period;
 			cg->gpu.wait_samples++;
 		}
+		time = evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0;
+		/* GPU work happened when the GPU ran it, not when its record came in. */
+		if (ri.gpu && ri.g.start)
+			time = ri.g.start;
 		if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
-			      s->tid, comm, cg->ids, nr, period,
-			      evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0,
-			      labels))
+			      s->tid, comm, cg->ids, nr, period, time, labels))
 			goto nomem;
 	}
 	if (ret < 0) {
@@ -1135,6 +1179,8 @@ void cg_free(struct cg_profile *cg)
 	free(cg->funcs);
 	free(cg->maps);
 	free(cg->stacks);
+	free(cg->tl);
+	free(cg->tl_stack);
 	free(cg->events);
 	gpu_sum_free(&cg->gpu);
 	for (i = 0; i < cg->nr_lsets; i++)
@@ -1189,6 +1235,28 @@ size_t cg_nr_stacks(const struct cg_profile *cg)
 const struct cg_stack *cg_stack(const struct cg_profile *cg, size_t idx)
 {
 	return &cg->stacks[idx];
+}
+
+size_t cg_keep_stacks(struct cg_profile *cg,
+		      bool (*keep)(const struct cg_profile *, const struct cg_stack *, void *),
+		      void *ctx)
+{
+	size_t i, dropped = 0;
+
+	for (i = 0; i < cg->nr_stacks; i++) {
+		struct cg_stack *s = &cg->stacks[i];
+
+		if (!s->count || keep(cg, s, ctx))
+			continue;
+		if (s->event < cg->nr_events) {
+			cg->events[s->event].samples -= s->count;
+			cg->events[s->event].period -= s->period;
+		}
+		s->count = 0;
+		s->period = 0;
+		dropped++;
+	}
+	return dropped;
 }
 
 size_t cg_nr_locs(const struct cg_profile *cg)

@@ -145,6 +145,29 @@ void cg_set_count_thread(struct cg_profile *cg, bool on);
 size_t cg_thread_batches(const struct cg_profile *cg);
 
 /*
+ * Keep the timeline: every sample added from now on, in the order added, as its stack,
+ * time and period (20 bytes a sample), for writers that show samples over time.  Off
+ * by default; call before cg_load.  The same with the counting thread on or off.
+ */
+void cg_set_timeline(struct cg_profile *cg, bool on);
+
+/* One sample of the timeline. */
+struct cg_sample {
+	uint32_t stack;	 /* cg_stack() index: its count is 0 when a filter dropped it */
+	uint64_t time;	 /* PERF_SAMPLE_TIME (a GPU record's: when the GPU started it); 0
+			  * when not recorded */
+	uint64_t period; /* as counted in the stack's period */
+};
+
+/*
+ * The samples of the timeline, in the order cg_load read them (time order when the
+ * reader orders records, pd_reader_set_ordered) or cg_add_sample added them; 0 when
+ * cg_set_timeline was off.
+ */
+size_t cg_nr_samples(const struct cg_profile *cg);
+struct cg_sample cg_sample(const struct cg_profile *cg, size_t idx);
+
+/*
  * Read every record of r, feeding m and adding each kept sample.  0, or -errno with
  * one line naming the cause in err (the reader's error text for a bad stream).
  */
@@ -178,6 +201,15 @@ int cg_find_event(const struct cg_profile *cg, const char *name);
 
 size_t cg_nr_stacks(const struct cg_profile *cg);
 const struct cg_stack *cg_stack(const struct cg_profile *cg, size_t idx);
+/*
+ * Drop the stacks keep() rejects (profile/focus.h: --focus, --ignore): their count
+ * and period become 0 and leave their event's samples and period.  Stacks whose count
+ * is already 0 are not asked about.  Writers skip stacks with count 0.  The number
+ * dropped.
+ */
+size_t cg_keep_stacks(struct cg_profile *cg,
+		      bool (*keep)(const struct cg_profile *, const struct cg_stack *, void *),
+		      void *ctx);
 size_t cg_nr_locs(const struct cg_profile *cg);
 const struct cg_loc *cg_loc(const struct cg_profile *cg, uint32_t id);
 size_t cg_nr_frames(const struct cg_profile *cg);

@@ -9,6 +9,7 @@
 #define PA_GPU_EVENTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ enum gpu_op {
 
 struct gpu_raw {
 	uint16_t magic;	 /* GPU_RAW_MAGIC */
-	uint8_t version; /* 1 */
+	uint8_t version; /* 2; version 1 ended before start */
 	uint8_t op;	 /* enum gpu_op */
 	uint32_t device, stream;
 	uint32_t copy_kind; /* memcpy: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, ...) */
@@ -38,16 +39,32 @@ struct gpu_raw {
 	int32_t grid[3], block[3];
 	uint32_t graph; /* launched as a node of this CUDA graph; 0 none */
 	uint32_t pad;
+	/* When the GPU ran it, CLOCK_MONOTONIC ns (the samples' clock); 0 unknown.  The
+	 * sample's own time is when its record reached pa-record. */
+	uint64_t start, end;
 };
 
-/* The gpu_raw carried by a sample's RAW payload into out; false when it holds none
- * of ours. */
+#define GPU_RAW_VERSION 2
+#define GPU_RAW_V1_SIZE offsetof(struct gpu_raw, start)
+
+/* The gpu_raw carried by a sample's RAW payload into out (a version 1 payload with
+ * start and end 0); false when it holds none of ours. */
 static inline bool gpu_raw_get(const void *raw, uint32_t size, struct gpu_raw *out)
 {
-	if (!raw || size < sizeof(*out))
+	size_t n = sizeof(*out);
+
+	memset(out, 0, sizeof(*out));
+	if (!raw || size < GPU_RAW_V1_SIZE)
 		return false;
-	memcpy(out, raw, sizeof(*out));
-	return out->magic == GPU_RAW_MAGIC && out->version == 1;
+	memcpy(out, raw, GPU_RAW_V1_SIZE);
+	if (out->magic != GPU_RAW_MAGIC || !out->version)
+		return false;
+	if (out->version == 1)
+		n = GPU_RAW_V1_SIZE;
+	else if (size < n)
+		return false;
+	memcpy(out, raw, n);
+	return true;
 }
 
 #endif /* PA_GPU_EVENTS_H */

@@ -544,9 +544,13 @@ static int build_samples(struct builder *b)
 		goto out;
 	for (i = 0; i < ns; i++) {
 		const struct cg_stack *s = cg_stack(cg, i);
-		int col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
-		int64_t ls = label_set(b, s, keys);
+		int col;
+		int64_t ls;
 
+		if (!s->count) /* dropped (cg_keep_stacks) */
+			continue;
+		col = s->event < cg_nr_events(cg) ? b->ev_col[s->event] : -1;
+		ls = label_set(b, s, keys);
 		if (ls < 0)
 			goto out;
 		if (col >= 0) {
