@@ -6,10 +6,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/callgraph.h"
+#include "diff.h"
+#include "profile/focus.h"
 #include "hist.h"
 #include "profile/input.h"
 #include "profile/machine.h"
@@ -35,12 +38,18 @@ struct report {
 	struct pa_str_list comms;
 	bool quiet;
 	struct machine_opts mopts;
+	const char *focus, *ignore; /* --focus, --ignore: regexes, NULL none */
+	bool diff;		    /* --diff BASE NEW: the files are argv[optind..] */
+	const char *diff_files[2];
+	struct diff_opts dopts;
+	const char *diff_only; /* the first --diff option given, for the error without it */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pa-report [options]\n"
+		"       pa-report --diff [options] BASE NEW\n"
 		"  -i, --input FILE          perf.data to read (default perf.data; '-' = stdin)\n"
 		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym,state (default "
 		"comm,dso,sym;\n"
@@ -55,6 +64,18 @@ static void usage(FILE *f)
 		"      --pid PID[,PID...]    only these processes\n"
 		"      --tid TID[,TID...]    only these threads\n"
 		"      --comm NAME[,NAME...] only these commands\n"
+		"      --focus RE            only samples with a function matching RE on the "
+		"stack\n"
+		"      --ignore RE           no samples with a function matching RE on the "
+		"stack\n"
+		"      --diff BASE NEW       compare two captures per function (-s self or total)\n"
+		"      --diff-abs            --diff: compare samples (ns for time events), not "
+		"shares\n"
+		"      --rows N              --diff: print the N biggest changes (default 20, 0: "
+		"all)\n"
+		"      --fail-above PCT      --diff: exit 2 when a function grew more than PCT%%\n"
+		"      --min-samples N       --diff: fewer samples in both: no regression (default "
+		"50)\n"
 		"      --stdio               accepted (the only output mode)\n" PA_SYM_USAGE
 		"  -q, --quiet               no header lines, no warnings\n"
 		"  -h, --help                this text\n"
@@ -147,6 +168,13 @@ enum {
 	OPT_COMM,
 	OPT_STDIO,
 	OPT_VERSION,
+	OPT_FOCUS,
+	OPT_IGNORE,
+	OPT_DIFF,
+	OPT_DIFF_ABS,
+	OPT_ROWS,
+	OPT_FAIL_ABOVE,
+	OPT_MIN_SAMPLES,
 };
 
 static const struct option long_opts[] = {
@@ -161,12 +189,62 @@ static const struct option long_opts[] = {
 	{"tid", required_argument, NULL, OPT_TID},
 	{"comm", required_argument, NULL, OPT_COMM},
 	{"stdio", no_argument, NULL, OPT_STDIO},
+	{"focus", required_argument, NULL, OPT_FOCUS},
+	{"ignore", required_argument, NULL, OPT_IGNORE},
+	{"diff", no_argument, NULL, OPT_DIFF},
+	{"diff-abs", no_argument, NULL, OPT_DIFF_ABS},
+	{"rows", required_argument, NULL, OPT_ROWS},
+	{"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
+	{"min-samples", required_argument, NULL, OPT_MIN_SAMPLES},
 	PA_SYM_OPTIONS,
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{},
 };
+
+/* --fail-above: a growth in percent, 0 or more ("20", "20%", "2.5"). */
+static int parse_growth(const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || (*end && strcmp(end, "%")) || !(v >= 0) || isinf(v)) {
+		pa_err("bad --fail-above '%s'; give a percentage of growth, 0 or more", arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_count(const char *arg, const char *opt, uint64_t *out)
+{
+	if (pa_parse_u64(arg, out)) {
+		pa_err("bad %s '%s'; give a whole number, 0 or more", opt, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --diff: two files, and --sort self or total. */
+static int diff_args(int argc, char **argv, struct report *rep)
+{
+	if (argc - optind != 2 || rep->input) {
+		pa_err("--diff takes two files: pa-report --diff BASE NEW");
+		return -1;
+	}
+	rep->diff_files[0] = argv[optind];
+	rep->diff_files[1] = argv[optind + 1];
+	if (!rep->sort_given || !strcmp(rep->sort, "self"))
+		rep->dopts.total = false;
+	else if (!strcmp(rep->sort, "total"))
+		rep->dopts.total = true;
+	else {
+		pa_err("bad --sort '%s' with --diff; use self or total", rep->sort);
+		return -1;
+	}
+	return 0;
+}
 
 /* 0 to go on, 1 to exit 0 (help/version), -1 to exit 1. */
 static int parse_args(int argc, char **argv, struct report *rep, struct hist_opts *ho)
@@ -217,6 +295,38 @@ static int parse_args(int argc, char **argv, struct report *rep, struct hist_opt
 			break;
 		case OPT_STDIO:
 			break;
+		case OPT_FOCUS:
+			rep->focus = optarg;
+			break;
+		case OPT_IGNORE:
+			rep->ignore = optarg;
+			break;
+		case OPT_DIFF:
+			rep->diff = true;
+			break;
+		case OPT_DIFF_ABS:
+			rep->dopts.abs = true;
+			rep->diff_only = "--diff-abs";
+			break;
+		case OPT_ROWS: {
+			uint64_t v;
+
+			if (parse_count(optarg, "--rows", &v))
+				return -1;
+			rep->dopts.rows = v;
+			rep->diff_only = "--rows";
+			break;
+		}
+		case OPT_FAIL_ABOVE:
+			if (parse_growth(optarg, &rep->dopts.fail_above))
+				return -1;
+			rep->diff_only = "--fail-above";
+			break;
+		case OPT_MIN_SAMPLES:
+			if (parse_count(optarg, "--min-samples", &rep->dopts.min_samples))
+				return -1;
+			rep->diff_only = "--min-samples";
+			break;
 		case 'q':
 			rep->quiet = true;
 			break;
@@ -230,6 +340,13 @@ static int parse_args(int argc, char **argv, struct report *rep, struct hist_opt
 			fprintf(stderr, "Try 'pa-report --help' for more information.\n");
 			return -1;
 		}
+	}
+	if (rep->diff)
+		return diff_args(argc, argv, rep);
+	/* A script's --fail-above without --diff would never fail: say so. */
+	if (rep->diff_only) {
+		pa_err("%s goes with --diff BASE NEW", rep->diff_only);
+		return -1;
 	}
 	if (optind < argc) {
 		pa_err("unexpected argument '%s'; the input file goes after -i", argv[optind]);
@@ -311,6 +428,46 @@ static int report_gpu(const struct report *rep, const struct cg_profile *cg, con
 	return 0;
 }
 
+/* --diff: both files loaded with the same filters, then compared.  The exit status. */
+static int report_diffs(struct report *rep, const struct cg_filter *filter, struct focus *fo)
+{
+	struct pa_input in[2] = {0};
+	struct cg_profile *cg[2] = {NULL, NULL};
+	struct diff_input di[2];
+	int c, ret = 1, err;
+
+	for (c = 0; c < 2; c++) {
+		cg[c] = cg_new();
+		if (!cg[c]) {
+			pa_err("out of memory");
+			goto out;
+		}
+		if (pa_input_load(&in[c], rep->diff_files[c], &rep->mopts, cg[c], filter))
+			goto out;
+		if (fo && focus_apply(fo, cg[c]) < 0) {
+			pa_err("out of memory");
+			goto out;
+		}
+		di[c] = (struct diff_input){.name = in[c].name, .cg = cg[c]};
+	}
+	rep->dopts.event = rep->event;
+	rep->dopts.header = !rep->quiet;
+	err = report_diff(stdout, di, &rep->dopts);
+	if (err < 0)
+		goto out;
+	if (fflush(stdout) || ferror(stdout)) {
+		pa_err("writing the report: %s", strerror(errno));
+		goto out;
+	}
+	ret = err;
+out:
+	for (c = 0; c < 2; c++) {
+		pa_input_close(&in[c]);
+		cg_free(cg[c]);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct report rep = {
@@ -318,12 +475,14 @@ int main(int argc, char **argv)
 		.children = -1,
 		.order = -1,
 		.chain_min_percent = 0.5,
+		.dopts = {.rows = 20, .fail_above = -1, .min_samples = 50},
 	};
 	struct hist_opts ho = {0};
 	struct pa_input in = {0};
 	struct cg_profile *cg = NULL;
+	struct focus *fo = NULL;
 	struct cg_filter filter;
-	char names[256];
+	char names[256], err[512];
 	size_t i, shown = 0;
 	int ret = 1, sel = -1;
 	bool gpu_summary;
@@ -339,10 +498,13 @@ int main(int argc, char **argv)
 	}
 	pa_set_quiet(rep.quiet);
 
-	cg = cg_new();
-	if (!cg) {
-		pa_err("out of memory");
-		goto out;
+	/* Compiled first: a bad pattern fails before a large file is read. */
+	if (rep.focus || rep.ignore) {
+		fo = focus_new(rep.focus, rep.ignore, err, sizeof(err));
+		if (!fo) {
+			pa_err("%s", err);
+			goto out;
+		}
 	}
 	filter = (struct cg_filter){
 		.pids = rep.pids.ids,
@@ -352,15 +514,28 @@ int main(int argc, char **argv)
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
 	};
+	if (rep.diff) {
+		ret = report_diffs(&rep, &filter, fo);
+		goto out;
+	}
+	cg = cg_new();
+	if (!cg) {
+		pa_err("out of memory");
+		goto out;
+	}
 	/* --event gpu, unless the file has an event of that name: the GPU summary. */
 	gpu_summary = rep.event && !strcmp(rep.event, "gpu");
 	/* Flat output needs the leaves only: skip symbolizing whole chains.  Not when
 	 * sorting by state, nor for the GPU summary: a wait on the GPU is told by a
-	 * caller (cudaStreamSynchronize). */
+	 * caller (cudaStreamSynchronize); nor for --focus/--ignore, which match callers. */
 	cg_set_leaf_only(cg, rep.children == 0 && rep.order == ORDER_NONE &&
-				     !sorts_by(&ho, SK_STATE) && !gpu_summary);
+				     !sorts_by(&ho, SK_STATE) && !gpu_summary && !fo);
 	if (pa_input_load(&in, rep.input, &rep.mopts, cg, &filter))
 		goto out;
+	if (fo && focus_apply(fo, cg) < 0) {
+		pa_err("out of memory");
+		goto out;
+	}
 
 	if (gpu_summary && cg_find_event(cg, "gpu") < 0) {
 		ret = report_gpu(&rep, cg, in.name);
@@ -392,7 +567,8 @@ int main(int argc, char **argv)
 		if (report_event(&rep, cg, 0, &ho))
 			goto out;
 		pa_warn("%s: no samples%s", in.name,
-			rep.pids.nr || rep.tids.nr || rep.comms.nr ? " match the filters" : "");
+			rep.pids.nr || rep.tids.nr || rep.comms.nr || fo ? " match the filters"
+									 : "");
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		pa_err("writing the report: %s", strerror(errno));
@@ -402,6 +578,7 @@ int main(int argc, char **argv)
 out:
 	pa_input_close(&in);
 	cg_free(cg);
+	focus_free(fo);
 	pa_id_list_free(&rep.pids);
 	pa_id_list_free(&rep.tids);
 	pa_str_list_free(&rep.comms);
