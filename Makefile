@@ -124,6 +124,16 @@ $(O)/tests/workloads/gpu_producer: tests/workloads/gpu_producer.c cmd/gpu-attach
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Ibpf -Icmd/gpu-attach/adapter \
 		$< cmd/gpu-attach/adapter/probes.c -o $@
 
+# pa-convert carries its flame-graph page (cmd/convert/flamegraph.html) built in.
+$(O)/gen/flamegraph_html.c: cmd/convert/flamegraph.html scripts/embed
+	@mkdir -p $(@D)
+	scripts/embed flamegraph_html $< > $@
+
+$(O)/gen/flamegraph_html.o: $(O)/gen/flamegraph_html.c
+	$(CC) -c $< -o $@
+
+$(O)/pa-convert: $(O)/gen/flamegraph_html.o
+
 # Each command is every .c under cmd/NAME/, linked against libcommon.a.
 cmd_objs = $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c))
 .SECONDEXPANSION:
@@ -139,6 +149,13 @@ $(O)/tests/test_folded: tests/unit/test_folded.c $(O)/cmd/convert/folded.o $(O)/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit -Icmd/convert $< \
 		$(O)/cmd/convert/folded.o $(O)/libcommon.a $(LDLIBS) -o $@
+
+# pa-convert's flame-graph tree and text escaping, tested on their own.
+$(O)/tests/test_flame: tests/unit/test_flame.c $(O)/cmd/convert/flametree.o $(O)/cmd/convert/emit.o \
+		$(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit -Icmd/convert $< \
+		$(O)/cmd/convert/flametree.o $(O)/cmd/convert/emit.o $(O)/libcommon.a $(LDLIBS) -o $@
 
 # Workloads keep frame pointers: the FP unwinder is what issue #2 ships.
 $(O)/tests/workloads/%: tests/workloads/%.c

@@ -87,7 +87,11 @@ _pa_report()
 		return
 		;;
 	-s | --sort)
-		_pa_comma_list "comm pid tid dso sym state"
+		if [[ " ${COMP_WORDS[*]} " == *" --diff "* ]]; then
+			COMPREPLY=($(compgen -W "self total" -- "$cur"))
+		else
+			_pa_comma_list "comm pid tid dso sym state"
+		fi
 		return
 		;;
 	-g | --call-graph)
@@ -106,12 +110,18 @@ _pa_report()
 		COMPREPLY=($(compgen -W "${DEBUGINFOD_URLS:-}" -- "$cur"))
 		return
 		;;
-	--percent-limit | --tid | --comm)
+	--percent-limit | --tid | --comm | --focus | --ignore | --rows | --fail-above | --min-samples)
 		return
 		;;
 	esac
+	# --diff BASE NEW: the files are plain arguments
+	if [[ $cur != -* && " ${COMP_WORDS[*]} " == *" --diff "* ]]; then
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+	fi
 	COMPREPLY=($(compgen -W "-i --input -s --sort --children --no-children -g
-		--call-graph --percent-limit --event --pid --tid --comm --stdio --no-demangle
+		--call-graph --percent-limit --event --pid --tid --comm --focus --ignore --diff
+		--diff-abs --rows --fail-above --min-samples --stdio --no-demangle
 		--no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 
@@ -123,20 +133,24 @@ _pa_convert()
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 
 	case $prev in
-	-i | --input | -o | --output)
+	-i | --input | -o | --output | --diff)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
 	--event)
-		COMPREPLY=($(compgen -W "cpu-clock offcpu-time" -- "$cur"))
+		COMPREPLY=($(compgen -W "cpu-clock offcpu-time gpu-time gpu-launch" -- "$cur"))
 		return
 		;;
 	--debuginfod)
 		COMPREPLY=($(compgen -W "${DEBUGINFOD_URLS:-}" -- "$cur"))
 		return
 		;;
+	--title | --min-width | --focus | --ignore)
+		return
+		;;
 	esac
-	COMPREPLY=($(compgen -W "-i --input --pprof --folded -o --output --event
+	COMPREPLY=($(compgen -W "-i --input --pprof --folded --flamegraph --speedscope -o
+		--output --event --diff --diff-abs --inverted --title --min-width --focus --ignore
 		--no-demangle --no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 

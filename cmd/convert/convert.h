@@ -19,4 +19,21 @@ typedef int (*folded_write_fn)(void *ctx, const char *buf, size_t len);
  */
 int folded_render(const struct cg_profile *cg, uint32_t ev, folded_write_fn write, void *ctx);
 
+/* What a speedscope file says of itself. */
+struct speedscope_opts {
+	const char *name;     /* the profile group's name: the input's */
+	const char *exporter; /* "pa-convert VERSION" */
+};
+
+/*
+ * speedscope's JSON file format, every event at once: a "sampled" profile per thread
+ * and event, named "comm pid/tid: event", the one with the most samples first; its
+ * samples in time order, weighed in nanoseconds (the period) for events whose period
+ * is time (pprof_value_type), else 1 each.  Needs the timeline (cg_set_timeline before
+ * cg_load); stacks with count 0 are left out.  0, -EINVAL when cg has samples but no
+ * timeline, -ENOMEM, or what write returned.
+ */
+int speedscope_render(const struct cg_profile *cg, const struct speedscope_opts *o,
+		      folded_write_fn write, void *ctx);
+
 #endif /* PA_CONVERT_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pa-convert: perf.data in, another profile format out (pprof, folded stacks).
+ * pa-convert: perf.data in, another profile format out (pprof, folded stacks, a
+ * flame graph).
  * The whole output is rendered in memory first and then written through
  * pa_outfile, so a failure never leaves a half-written file under the final name.
  */
@@ -14,6 +15,8 @@
 
 #include "profile/callgraph.h"
 #include "convert.h"
+#include "flamegraph.h"
+#include "profile/focus.h"
 #include "profile/input.h"
 #include "profile/pprof.h"
 #include "base/hash.h"
@@ -23,14 +26,19 @@
 #define PA_VERSION "0.1.0"
 #endif
 
-enum format { FMT_NONE, FMT_PPROF, FMT_FOLDED };
+enum format { FMT_NONE, FMT_PPROF, FMT_FOLDED, FMT_FLAMEGRAPH, FMT_SPEEDSCOPE };
 
 struct convert {
 	const char *input;
 	const char *output;
 	const char *event;
+	const char *base; /* --diff BASE */
+	const char *focus, *ignore;
+	const char *title;
+	double min_width; /* --min-width, percent */
 	enum format fmt;
 	bool quiet;
+	bool inverted, diff_abs;
 	struct machine_opts mopts;
 };
 
@@ -40,6 +48,18 @@ static void usage(FILE *f)
 		   "  -i, --input FILE   perf.data to read (default perf.data; '-' = stdin)\n"
 		   "      --pprof        gzipped pprof profile (go tool pprof, Pyroscope...)\n"
 		   "      --folded       folded stacks, one line per stack (flamegraph.pl)\n"
+		   "      --speedscope   speedscope JSON: each thread's samples in time order\n"
+		   "      --flamegraph   interactive flame graph, one HTML file (-o NAME.svg: "
+		   "SVG)\n"
+		   "      --diff BASE    flame graph of the input against the capture BASE:\n"
+		   "                     red grew, blue shrank (by share of the total)\n"
+		   "      --diff-abs     --diff by absolute values, not shares\n"
+		   "      --inverted     flame graph drawn as an icicle (root on top)\n"
+		   "      --title TEXT   the flame graph's title\n"
+		   "      --min-width PCT  leave out frames under PCT%% of the total "
+		   "(default 0.001)\n"
+		   "      --focus RE     keep only stacks with a frame matching RE\n"
+		   "      --ignore RE    drop stacks with a frame matching RE\n"
 		   "  -o, --output FILE  write FILE (atomically) instead of stdout\n"
 		   "      --event NAME   folded: the event to fold (default: the first sampled);\n"
 		   "                     for offcpu-time the count is nanoseconds off the "
@@ -48,13 +68,36 @@ static void usage(FILE *f)
 		   "      --version      print the version\n");
 }
 
-enum { OPT_PPROF = 256, OPT_FOLDED, OPT_EVENT, OPT_VERSION };
+enum {
+	OPT_PPROF = 256,
+	OPT_FOLDED,
+	OPT_FLAMEGRAPH,
+	OPT_SPEEDSCOPE,
+	OPT_DIFF,
+	OPT_DIFF_ABS,
+	OPT_INVERTED,
+	OPT_TITLE,
+	OPT_MIN_WIDTH,
+	OPT_FOCUS,
+	OPT_IGNORE,
+	OPT_EVENT,
+	OPT_VERSION,
+};
 
 static const struct option long_opts[] = {
 	{"input", required_argument, NULL, 'i'},
 	{"output", required_argument, NULL, 'o'},
 	{"pprof", no_argument, NULL, OPT_PPROF},
 	{"folded", no_argument, NULL, OPT_FOLDED},
+	{"flamegraph", no_argument, NULL, OPT_FLAMEGRAPH},
+	{"speedscope", no_argument, NULL, OPT_SPEEDSCOPE},
+	{"diff", required_argument, NULL, OPT_DIFF},
+	{"diff-abs", no_argument, NULL, OPT_DIFF_ABS},
+	{"inverted", no_argument, NULL, OPT_INVERTED},
+	{"title", required_argument, NULL, OPT_TITLE},
+	{"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+	{"focus", required_argument, NULL, OPT_FOCUS},
+	{"ignore", required_argument, NULL, OPT_IGNORE},
 	{"event", required_argument, NULL, OPT_EVENT},
 	PA_SYM_OPTIONS,
 	{"quiet", no_argument, NULL, 'q'},
@@ -80,11 +123,46 @@ static int parse_args(int argc, char **argv, struct convert *cv)
 			break;
 		case OPT_PPROF:
 		case OPT_FOLDED:
+		case OPT_FLAMEGRAPH:
+		case OPT_SPEEDSCOPE:
 			if (cv->fmt != FMT_NONE) {
-				pa_err("give one of --pprof or --folded, not both");
+				pa_err("give one output format (--pprof, --folded, --flamegraph or "
+				       "--speedscope)");
 				return -1;
 			}
-			cv->fmt = c == OPT_PPROF ? FMT_PPROF : FMT_FOLDED;
+			cv->fmt = c == OPT_PPROF	? FMT_PPROF
+				  : c == OPT_FOLDED	? FMT_FOLDED
+				  : c == OPT_FLAMEGRAPH ? FMT_FLAMEGRAPH
+							: FMT_SPEEDSCOPE;
+			break;
+		case OPT_DIFF:
+			cv->base = optarg;
+			break;
+		case OPT_DIFF_ABS:
+			cv->diff_abs = true;
+			break;
+		case OPT_INVERTED:
+			cv->inverted = true;
+			break;
+		case OPT_TITLE:
+			cv->title = optarg;
+			break;
+		case OPT_MIN_WIDTH: {
+			char *end;
+
+			cv->min_width = strtod(optarg, &end);
+			if (end == optarg || *end || !(cv->min_width >= 0 && cv->min_width < 100)) {
+				pa_err("bad --min-width '%s'; give a percentage, e.g. 0.01",
+				       optarg);
+				return -1;
+			}
+			break;
+		}
+		case OPT_FOCUS:
+			cv->focus = optarg;
+			break;
+		case OPT_IGNORE:
+			cv->ignore = optarg;
 			break;
 		case OPT_EVENT:
 			cv->event = optarg;
@@ -103,12 +181,24 @@ static int parse_args(int argc, char **argv, struct convert *cv)
 			return -1;
 		}
 	}
+	/* --diff BASE NEW: NEW may come as the argument after BASE, as in perf diff. */
+	if (cv->base && !cv->input && optind < argc)
+		cv->input = argv[optind++];
 	if (optind < argc) {
 		pa_err("unexpected argument '%s'; the input file goes after -i", argv[optind]);
 		return -1;
 	}
 	if (cv->fmt == FMT_NONE) {
-		pa_err("no output format; give --pprof or --folded");
+		pa_err("no output format; give --pprof, --folded, --flamegraph or --speedscope");
+		return -1;
+	}
+	if ((cv->base || cv->diff_abs) && cv->fmt != FMT_FLAMEGRAPH) {
+		pa_err("--diff draws a flame graph: add --flamegraph (pa-report --diff prints "
+		       "the table)");
+		return -1;
+	}
+	if (cv->diff_abs && !cv->base) {
+		pa_err("--diff-abs needs --diff BASE");
 		return -1;
 	}
 	return 0;
@@ -214,11 +304,74 @@ static int output_close(struct output *out, int err)
 	return err;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Load path into a new profile *cg, with the --focus/--ignore filters applied.  0, or
+ * -1 having said why. */
+static int load(const struct convert *cv, struct focus *fo, const char *path, struct pa_input *in,
+		struct cg_profile **cg)
+{
+	*cg = cg_new();
+	if (!*cg) {
+		pa_err("out of memory");
+		return -1;
+	}
+	cg_set_timeline(*cg, cv->fmt == FMT_SPEEDSCOPE);
+	if (pa_input_load(in, path, &cv->mopts, *cg, NULL))
+		return -1;
+	if (!cg_nr_events(*cg)) {
+		pa_err("%s: no events recorded; record some with pa-record", in->name);
+		return -1;
+	}
+	if (fo && focus_apply(fo, *cg) < 0) {
+		pa_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The flame graph of cg (against base when not NULL) into out. */
+static int flamegraph(const struct convert *cv, const struct pa_input *in,
+		      const struct cg_profile *cg, const struct pa_input *base_in,
+		      const struct cg_profile *base, struct output *out)
+{
+	struct flame_opts fo = {
+		.title = cv->title,
+		.cmd = pd_reader_cmdline(in->r),
+		.host = pd_reader_feature_string(in->r, HEADER_HOSTNAME),
+		.base_name = base_in ? base_in->name : NULL,
+		.inverted = cv->inverted,
+		.abs = cv->diff_abs,
+		.svg = cv->output && ends_with(cv->output, ".svg"),
+		.min_frac = cv->min_width / 100,
+	};
+	struct pprof_opts po = {0};
+	struct flame_tree t;
+	int err;
+
+	if (!fo.title)
+		fo.title = base ? "Differential flame graph" : "Flame graph";
+	capture_times(cg, in, &po);
+	fo.duration_ns = po.duration_nanos;
+	err = flame_tree_build(&t, cg, base);
+	if (!err)
+		err = flamegraph_render(&t, &fo, output_write, out);
+	flame_tree_free(&t);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
-	struct convert cv = {0};
-	struct pa_input in = {0};
-	struct cg_profile *cg = NULL;
+	struct convert cv = {.min_width = 0.001};
+	struct pa_input in = {0}, base_in = {0};
+	struct cg_profile *cg = NULL, *base = NULL;
+	struct focus *fo = NULL;
+	char errbuf[256];
 	struct pprof_opts po = {0};
 	struct output out;
 	uint8_t *buf = NULL;
@@ -241,17 +394,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	cg = cg_new();
-	if (!cg) {
-		pa_err("out of memory");
-		goto out;
+	if (cv.focus || cv.ignore) {
+		fo = focus_new(cv.focus, cv.ignore, errbuf, sizeof(errbuf));
+		if (!fo) {
+			pa_err("%s", errbuf);
+			goto out;
+		}
 	}
-	if (pa_input_load(&in, cv.input, &cv.mopts, cg, NULL))
+	if (cv.base && load(&cv, fo, cv.base, &base_in, &base))
 		goto out;
-	if (!cg_nr_events(cg)) {
-		pa_err("%s: no events recorded; record some with pa-record", in.name);
+	if (load(&cv, fo, cv.input, &in, &cg))
 		goto out;
-	}
 	for (i = 0; i < cg_nr_events(cg); i++)
 		nr_samples += cg_event(cg, i)->samples;
 	if (!nr_samples)
@@ -267,6 +420,16 @@ int main(int argc, char **argv)
 		if (output_open(&out, &cv))
 			goto out;
 		err = output_write(&out, (const char *)buf, len);
+	} else if (cv.fmt == FMT_FLAMEGRAPH) {
+		if (output_open(&out, &cv))
+			goto out;
+		err = flamegraph(&cv, &in, cg, base ? &base_in : NULL, base, &out);
+	} else if (cv.fmt == FMT_SPEEDSCOPE) {
+		if (output_open(&out, &cv))
+			goto out;
+		err = speedscope_render(
+			cg, &(struct speedscope_opts){in.name, "pa-convert " PA_VERSION},
+			output_write, &out);
 	} else {
 		ev = pick_event(&cv, cg, in.name);
 		if (ev < 0 || output_open(&out, &cv))
@@ -280,6 +443,9 @@ int main(int argc, char **argv)
 out:
 	free(buf);
 	pa_input_close(&in);
+	pa_input_close(&base_in);
 	cg_free(cg);
+	cg_free(base);
+	focus_free(fo);
 	return ret;
 }
