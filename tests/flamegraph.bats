@@ -113,6 +113,13 @@ require_browser() {
 	run ! grep -q '<script' fg.svg
 }
 
+@test "flamegraph: reads a perf.data stream on stdin, as the other converters do" {
+	require_root
+	perf_capture pipe.data cpu_split 1 pipe
+	cat pipe.data | "$PA_CONVERT" --flamegraph -o p.html
+	[ "$(page_data p.html 'nodes.some((n) => n.name === "hot_a")')" = true ]
+}
+
 @test "flamegraph: --inverted puts the root on top of the SVG" {
 	require_root
 	"$PA_CONVERT" -i "$BATS_FILE_TMPDIR/cpu.data" --flamegraph --inverted -o inv.svg

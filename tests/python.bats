@@ -387,8 +387,11 @@ PY
 		cp "$py" ./python
 		PA_RECORD_SWITCH=${run##*:} pa_record --offcpu -F 499 -o pa.data -- ./python t.py 2>rec.err &
 		local rec=$! pid="" traced=0
-		for _ in $(seq 50); do
+		# pa-record starts the command once its tables are loaded: seconds on a busy
+		# machine with a cold cache.
+		for _ in $(seq 400); do
 			pid=$(pgrep -f '^\./python t\.py' | head -1) && [ -n "$pid" ] && break
+			kill -0 "$rec" 2>/dev/null || break
 			sleep 0.05
 		done
 		while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do

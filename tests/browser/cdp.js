@@ -102,6 +102,8 @@ class Page {
 	}
 
 	async screenshot(file) {
+		/* after the page has painted what it drew */
+		await this.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
 		const r = await this.send('Page.captureScreenshot', { format: 'png' });
 		fs.writeFileSync(file, Buffer.from(r.data, 'base64'));
 	}
