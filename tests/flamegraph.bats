@@ -153,6 +153,15 @@ require_browser() {
 	[ ! -e f.html ]
 }
 
+@test "flamegraph: --focus that keeps nothing is one error line, exit 1, no file" {
+	require_root
+	run -1 "$PA_CONVERT" -i "$BATS_FILE_TMPDIR/cpu.data" --flamegraph --focus 'no_such_fn' -o f.html
+	echo "$output"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == *"no samples to draw"*"--focus"* ]]
+	[ ! -e f.html ]
+}
+
 @test "flamegraph: off-CPU time is its own kind and merges with CPU time in one view" {
 	require_root
 	require_bin "$PA_RECORD"

@@ -408,6 +408,8 @@ int flamegraph_render(const struct flame_tree *t, const struct flame_opts *o, fo
 	struct emit e;
 	int err;
 
+	if (!t->nr_nodes || !t->nr_events)
+		return -ENODATA; /* nothing to draw: the caller says so first */
 	emit_init(&e, write, ctx);
 	err = o->svg ? render_svg(&e, t, o) : render_html(&e, t, o);
 	if (!err)

@@ -335,6 +335,22 @@ static int load(const struct convert *cv, struct focus *fo, const char *path, st
 	return 0;
 }
 
+/* Whether some event sampled in cg was sampled in base too: a diff needs one. */
+static bool common_event(const struct cg_profile *cg, const struct cg_profile *base)
+{
+	size_t i;
+	int b;
+
+	for (i = 0; i < cg_nr_events(cg); i++) {
+		if (!cg_event(cg, i)->samples)
+			continue;
+		b = cg_find_event(base, cg_event(cg, i)->name);
+		if (b >= 0 && cg_event(base, b)->samples)
+			return true;
+	}
+	return false;
+}
+
 /* The flame graph of cg (against base when not NULL) into out. */
 static int flamegraph(const struct convert *cv, const struct pa_input *in,
 		      const struct cg_profile *cg, const struct pa_input *base_in,
@@ -407,8 +423,19 @@ int main(int argc, char **argv)
 		goto out;
 	for (i = 0; i < cg_nr_events(cg); i++)
 		nr_samples += cg_event(cg, i)->samples;
+	if (!nr_samples && cv.fmt == FMT_FLAMEGRAPH) {
+		pa_err("%s: no samples to draw%s", in.name,
+		       fo ? " (none is left after --focus/--ignore)"
+			  : "; record some with pa-record");
+		goto out;
+	}
 	if (!nr_samples)
 		pa_warn("%s: no samples; the output is empty", in.name);
+	if (base && !common_event(cg, base)) {
+		pa_err("%s and %s have no sampled event in common; nothing to compare",
+		       base_in.name, in.name);
+		goto out;
+	}
 
 	if (cv.fmt == FMT_PPROF) {
 		capture_times(cg, &in, &po);
