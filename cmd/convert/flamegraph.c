@@ -264,6 +264,7 @@ static int render_svg(struct emit *e, const struct flame_tree *t, const struct f
 	size_t nr = 0, cap = 0, e_i, nr_time = 0;
 	double root, scale, min_px = 0.1;
 	uint32_t max_depth = 0, pass, c;
+	const char *sep;
 	int err = -ENOMEM;
 
 	for (e_i = 0; e_i < t->nr_events; e_i++)
@@ -299,14 +300,14 @@ static int render_svg(struct emit *e, const struct flame_tree *t, const struct f
 				emit_str(e, "  ");
 			}
 			emit_str(e, "event: ");
-			for (e_i = 0; e_i < t->nr_events; e_i++) {
+			for (e_i = 0, sep = ""; e_i < t->nr_events; e_i++) {
 				if (v.merged && !t->events[e_i].time)
 					continue;
-				if (e_i)
-					emit_str(e, v.merged ? " + " : "");
+				emit_str(e, sep);
 				emit_xml_str(e, t->events[e_i].name);
 				if (!v.merged)
 					break;
+				sep = " + ";
 			}
 			emit_str(e, "</text>\n");
 		}
@@ -370,9 +371,8 @@ static int render_svg(struct emit *e, const struct flame_tree *t, const struct f
 				}
 				emit_str(e, "</g>\n");
 			}
-			/* children left to right: pushed right to left */
+			/* the children, each at its x (the order drawn does not matter) */
 			{
-				size_t first = nr;
 				double cx = x;
 
 				for (c = fn->child; c; c = t->nodes[c].next) {
@@ -385,12 +385,6 @@ static int render_svg(struct emit *e, const struct flame_tree *t, const struct f
 						st[nr++] = (struct svg_item){c, it.depth + 1, cx};
 					}
 					cx += cw;
-				}
-				for (size_t a = first, b = nr; a + 1 < b; a++, b--) {
-					struct svg_item tmp = st[a];
-
-					st[a] = st[b - 1];
-					st[b - 1] = tmp;
 				}
 			}
 		}

@@ -27,9 +27,6 @@
 
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
-/* Frames of a stack an evented profile opens, at most (cg_load's own bound). */
-#define CG_MAX_FRAMES_EVENTED 1024
-
 static const char *const marks[] = {"", "_[k]", "_[i]"};
 
 /* A frame of the file: interned name and file (cg's), a marks[] index. */
@@ -341,29 +338,35 @@ static int cmp_gpu_item(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Open (type 'O') or close ('C') stack s's frames at at: root first when opening,
- * leaf first when closing, so they nest. */
+static void emit_event(struct emit *e, char type, uint32_t frame, uint64_t at, bool *first)
+{
+	emit_str(e, *first ? "\n{\"type\":\"" : ",\n{\"type\":\"");
+	*first = false;
+	emit_mem(e, &type, 1);
+	emit_str(e, "\",\"frame\":");
+	emit_u64(e, frame);
+	emit_str(e, ",\"at\":");
+	emit_u64(e, at);
+	emit_str(e, "}");
+}
+
+/* Open (type 'O') or close ('C') stack s's frames at at: root first when opening
+ * (locations from the last, a location's real function before what it inlined), leaf
+ * first when closing, so they nest. */
 static void emit_events(struct emit *e, const struct speedscope *ss, const struct cg_stack *s,
 			char type, uint64_t at, bool *first)
 {
-	size_t n = 0, k, f, i;
-	uint32_t ids[CG_MAX_FRAMES_EVENTED];
+	size_t k, f;
 
-	for (k = s->nr; k-- > 0;) {
-		const struct cg_loc *l = cg_loc(ss->cg, s->locs[k]);
+	for (k = 0; k < s->nr; k++) {
+		const struct cg_loc *l = cg_loc(ss->cg, s->locs[type == 'O' ? s->nr - 1 - k : k]);
 
-		for (f = l->nr_frames; f-- > 0 && n < CG_MAX_FRAMES_EVENTED;)
-			ids[n++] = ss->frame_of[l->frame + f] - 1;
-	}
-	for (i = 0; i < n; i++) {
-		emit_str(e, *first ? "\n{\"type\":\"" : ",\n{\"type\":\"");
-		*first = false;
-		emit_mem(e, &type, 1);
-		emit_str(e, "\",\"frame\":");
-		emit_u64(e, ids[type == 'O' ? i : n - 1 - i]);
-		emit_str(e, ",\"at\":");
-		emit_u64(e, at);
-		emit_str(e, "}");
+		for (f = 0; f < l->nr_frames; f++)
+			emit_event(
+				e, type,
+				ss->frame_of[l->frame + (type == 'O' ? l->nr_frames - 1 - f : f)] -
+					1,
+				at, first);
 	}
 }
 
