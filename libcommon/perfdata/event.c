@@ -36,6 +36,9 @@ ASSERT_AT(perf_record_fork, time, 24);
 ASSERT_SIZE(perf_record_lost, 24);
 ASSERT_AT(perf_record_lost, lost, 16);
 ASSERT_SIZE(perf_record_lost_samples, 16);
+ASSERT_SIZE(perf_record_cgroup, 16);
+ASSERT_AT(perf_record_cgroup, id, 8);
+ASSERT_AT(perf_record_cgroup, path, 16);
 ASSERT_SIZE(perf_record_header_build_id, 36);
 ASSERT_AT(perf_record_header_build_id, build_id, 12);
 ASSERT_AT(perf_record_header_build_id, size, 12 + BUILD_ID_SIZE);
@@ -165,6 +168,42 @@ int pd_parse_lost_samples(const struct perf_event_header *h, size_t avail,
 	memcpy(&r, h, sizeof(r));
 	l->misc = hd.misc;
 	l->lost = r.lost;
+	return 0;
+}
+
+/* PD_CGROUP_LABELS after c->path, if all of them are before end: c->labels. */
+static void labels_after(struct pd_cgroup *c, const char *end)
+{
+	const char *p = c->path + strlen(c->path) + 1, *q;
+	size_t n = sizeof(PD_CGROUP_LABELS);
+
+	if ((size_t)(end - p) <= n || memcmp(p, PD_CGROUP_LABELS, n))
+		return;
+	/* Each "key=value\0" within the record, up to the empty string. */
+	for (q = p + n; q < end && *q; q += strnlen(q, end - q) + 1) {
+		const char *eq = memchr(q, '=', strnlen(q, end - q));
+
+		if (!eq || eq == q || !memchr(q, '\0', end - q))
+			return;
+	}
+	if (q >= end)
+		return;
+	c->labels = p + n;
+	c->labels_len = q + 1 - c->labels;
+}
+
+int pd_parse_cgroup(const struct perf_event_header *h, size_t avail, struct pd_cgroup *c)
+{
+	struct perf_record_cgroup r;
+	struct perf_event_header hd;
+
+	memset(c, 0, sizeof(*c));
+	if (whole(h, avail, sizeof(r), &hd) || hd.type != PERF_RECORD_CGROUP ||
+	    !(c->path = str_at(h, hd.size, sizeof(r))))
+		return -EINVAL;
+	memcpy(&r, h, sizeof(r));
+	c->id = r.id;
+	labels_after(c, (const char *)h + hd.size);
 	return 0;
 }
 

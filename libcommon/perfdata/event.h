@@ -80,6 +80,12 @@ struct perf_record_lost_samples {
 	uint64_t lost;
 };
 
+struct perf_record_cgroup {
+	struct perf_event_header header;
+	uint64_t id;
+	char path[]; /* NUL-terminated, zero padded to 8 */
+};
+
 /*
  * PERF_RECORD_HEADER_BUILD_ID records, and the entries of the HEADER_BUILD_ID feature
  * (the same bytes with header.type 0).  header.misc: PERF_RECORD_MISC_USER/KERNEL,
@@ -146,6 +152,23 @@ struct pd_lost_samples {
 	uint64_t lost;
 };
 
+/*
+ * PERF_RECORD_CGROUP: samples with PERF_SAMPLE_CGROUP == id ran in the cgroup at path.
+ * pa-record may put labels after the path's NUL, which perf ignores:
+ *
+ *	"pa-labels\0" "key=value\0" ... "\0"
+ *
+ * (the first string cannot start a sample_id trailer, whose pid or time comes first).
+ */
+#define PD_CGROUP_LABELS "pa-labels"
+
+struct pd_cgroup {
+	uint64_t id;
+	const char *path;
+	const char *labels; /* "key=value\0"... ending in "\0", or NULL */
+	size_t labels_len;  /* bytes, the final NUL included */
+};
+
 struct pd_header_build_id {
 	uint16_t misc; /* cpumode in PERF_RECORD_MISC_CPUMODE_MASK */
 	int32_t pid;
@@ -162,6 +185,7 @@ int pd_parse_task(const struct perf_event_header *h, size_t avail, struct pd_tas
 int pd_parse_lost(const struct perf_event_header *h, size_t avail, struct pd_lost *l);
 int pd_parse_lost_samples(const struct perf_event_header *h, size_t avail,
 			  struct pd_lost_samples *l);
+int pd_parse_cgroup(const struct perf_event_header *h, size_t avail, struct pd_cgroup *c);
 /* header.type is not checked: feature entries carry 0 there. */
 int pd_parse_header_build_id(const struct perf_event_header *h, size_t avail,
 			     struct pd_header_build_id *b);

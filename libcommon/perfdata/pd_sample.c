@@ -145,7 +145,9 @@ static int skip_regs(struct cur *c, uint64_t mask)
 	return abi ? skip_words(c, __builtin_popcountll(mask)) : 0;
 }
 
-static int parse_tail(struct cur *c, const struct perf_event_attr *a, uint64_t t)
+/* The fields after RAW; of them only cgroup is returned, the others are walked over. */
+static int parse_tail(struct cur *c, const struct perf_event_attr *a, uint64_t t,
+		      struct pd_sample *s)
 {
 	uint64_t v;
 
@@ -176,8 +178,11 @@ static int parse_tail(struct cur *c, const struct perf_event_attr *a, uint64_t t
 		return -EINVAL;
 	if ((t & PERF_SAMPLE_REGS_INTR) && skip_regs(c, a->sample_regs_intr))
 		return -EINVAL;
-	v = t & (PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
-		 PERF_SAMPLE_CODE_PAGE_SIZE);
+	if ((t & PERF_SAMPLE_PHYS_ADDR) && skip_words(c, 1))
+		return -EINVAL;
+	if ((t & PERF_SAMPLE_CGROUP) && take_u64(c, &s->cgroup))
+		return -EINVAL;
+	v = t & (PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE);
 	if (skip_words(c, __builtin_popcountll(v)))
 		return -EINVAL;
 	if (t & PERF_SAMPLE_AUX) {
@@ -197,8 +202,8 @@ int pd_parse_sample(const struct pd_evsel *evsel, const struct perf_event_header
 
 	/* Field by field: GCC makes a memset of the whole struct a rep stos, which costs
 	 * more than the rest of a small sample's parsing. */
-	_Static_assert(sizeof(*s) == 96, "a new field of struct pd_sample is cleared here");
-	s->id = s->ip = s->time = s->addr = s->period = s->nr_ips = 0;
+	_Static_assert(sizeof(*s) == 104, "a new field of struct pd_sample is cleared here");
+	s->id = s->ip = s->time = s->addr = s->period = s->nr_ips = s->cgroup = 0;
 	s->pid = s->tid = s->cpu = s->raw_size = 0;
 	s->ips = NULL;
 	s->raw = NULL;
@@ -245,8 +250,9 @@ int pd_parse_sample(const struct pd_evsel *evsel, const struct perf_event_header
 		s->raw = c.p;
 		take(&c, NULL, s->raw_size);
 	}
-	/* Nothing we return lies beyond here; walk on only to reject malformed records. */
-	return parse_tail(&c, a, t);
+	/* Past here only the cgroup id is returned; the rest is walked to reject
+	 * malformed records. */
+	return parse_tail(&c, a, t, s);
 }
 
 static const char *const hw_names[] = {

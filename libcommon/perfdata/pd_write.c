@@ -36,7 +36,7 @@
 #define PD_WRITE_SAMPLE_TYPES                                                                      \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
 	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |                \
-	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP)
 
 struct pd_writer {
 	struct pa_outfile of;
@@ -451,6 +451,9 @@ int pd_write_sample(struct pd_writer *w, int evidx, const struct pd_sample *s)
 		wrec_put(w, s->raw, s->raw_size);
 		wrec_put(w, NULL, sz - s->raw_size);
 	}
+	/* After BRANCH_STACK..PHYS_ADDR, which this writer does not encode. */
+	if (t & PERF_SAMPLE_CGROUP)
+		rec_u64(w, s->cgroup);
 	return wrec_end(w);
 }
 
@@ -542,6 +545,32 @@ int pd_write_lost_samples(struct pd_writer *w, uint64_t lost, const struct pd_sa
 
 	wrec_begin(w, PERF_RECORD_LOST_SAMPLES, 0);
 	wrec_fixed(w, &r, sizeof(r));
+	wrec_sid(w, sid);
+	return wrec_end(w);
+}
+
+int pd_write_cgroup(struct pd_writer *w, uint64_t id, const char *path,
+		    const struct pd_sample_id *sid)
+{
+	return pd_write_cgroup_labels(w, id, path, NULL, 0, sid);
+}
+
+int pd_write_cgroup_labels(struct pd_writer *w, uint64_t id, const char *path, const char *labels,
+			   size_t len, const struct pd_sample_id *sid)
+{
+	struct perf_record_cgroup r = {.id = id};
+	size_t n;
+
+	if (!path ||
+	    (len && (len < sizeof(PD_CGROUP_LABELS) + 1 || labels[len - 1] || labels[len - 2] ||
+		     memcmp(labels, PD_CGROUP_LABELS, sizeof(PD_CGROUP_LABELS)))))
+		return -EINVAL;
+	wrec_begin(w, PERF_RECORD_CGROUP, 0);
+	wrec_fixed(w, &r, sizeof(r));
+	n = strlen(path) + 1;
+	wrec_put(w, path, n);
+	wrec_put(w, labels, len);
+	wrec_put(w, NULL, PERF_ALIGN(n + len, 8) - n - len);
 	wrec_sid(w, sid);
 	return wrec_end(w);
 }

@@ -37,7 +37,7 @@ struct pd_writer *pd_writer_open(const struct pd_writer_opts *opts);
  * Declare an event.  Every attr must share the sample_id_all layout (the writer uses
  * attr 0's sample_type for the trailer of non-sample records).  ids: the sample ids
  * samples of this event carry in PERF_SAMPLE_IDENTIFIER.  name goes to EVENT_DESC.
- * sample_type may use IDENTIFIER|IP|TID|TIME|ADDR|ID|CPU|PERIOD|CALLCHAIN|RAW; with
+ * sample_type may use IDENTIFIER|IP|TID|TIME|ADDR|ID|CPU|PERIOD|CALLCHAIN|RAW|CGROUP; with
  * several events the id must sit at the same place in all of them (perf's rule; use
  * PERF_SAMPLE_IDENTIFIER).  -EINVAL otherwise.  In pipe mode an attr added after the
  * first record is announced at once.  Returns the event index (>= 0) or -errno.
@@ -66,6 +66,15 @@ int pd_write_task(struct pd_writer *w, uint32_t type, uint32_t pid, uint32_t ppi
 int pd_write_lost(struct pd_writer *w, uint64_t id, uint64_t lost, const struct pd_sample_id *sid);
 /* PERF_RECORD_LOST_SAMPLES: samples dropped before reaching the buffer. */
 int pd_write_lost_samples(struct pd_writer *w, uint64_t lost, const struct pd_sample_id *sid);
+/* PERF_RECORD_CGROUP: the cgroup with this id (what samples carry in
+ * PERF_SAMPLE_CGROUP) is at path, as the kernel names it ("/system.slice/x.scope").
+ * -EINVAL without a path, -E2BIG when it does not fit a record. */
+int pd_write_cgroup(struct pd_writer *w, uint64_t id, const char *path,
+		    const struct pd_sample_id *sid);
+/* The same with labels (len bytes, perfdata/event.h's PD_CGROUP_LABELS form) after the
+ * path's NUL: perf reads the path and ignores them.  -EINVAL if they are malformed. */
+int pd_write_cgroup_labels(struct pd_writer *w, uint64_t id, const char *path, const char *labels,
+			   size_t len, const struct pd_sample_id *sid);
 int pd_write_finished_round(struct pd_writer *w);
 
 /* Features.  Written at close (file mode) or as HEADER_FEATURE records (pipe mode,

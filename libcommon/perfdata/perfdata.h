@@ -133,6 +133,7 @@ struct pd_sample {
 	const uint64_t *ips;
 	uint32_t raw_size; /* PERF_SAMPLE_RAW */
 	const void *raw;
+	uint64_t cgroup; /* PERF_SAMPLE_CGROUP: the cgroup id a PERF_RECORD_CGROUP names */
 };
 
 /* The sample_id_all trailer of non-sample records. */

@@ -52,6 +52,16 @@ struct idmap {
 	size_t n, cap;
 };
 
+/* Cgroup paths by the u64 id samples carry: ids[i] names paths[i], indexed by hidx.
+ * Each path is followed by its labels ("key=value\0"... "\0"), labels[i] bytes. */
+struct cgroups {
+	struct hidx idx;
+	uint64_t *ids;
+	char **paths;
+	size_t *labels;
+	size_t n, cap;
+};
+
 struct machine {
 	struct machine_opts opts;
 	struct idmap threads; /* tid -> struct thread */
@@ -64,6 +74,7 @@ struct machine {
 	uint64_t ktext; /* _text of the recorded kernel (its MMAP's pgoff), 0 if unknown */
 	int64_t kdelta; /* recorded minus kallsyms addresses (KASLR across boots) */
 	char buildid_dir[4096];
+	struct cgroups cgroups; /* from PERF_RECORD_CGROUP */
 };
 
 /* ---- id hash ---- */
@@ -109,6 +120,73 @@ static void id_free(struct idmap *h)
 	hidx_free(&h->idx);
 	free(h->keys);
 	free(h->vals);
+}
+
+/* ---- cgroups ---- */
+
+static bool cg_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const struct cgroups *)ctx)->ids[i] == *(const uint64_t *)key;
+}
+
+static int64_t cg_find(const struct cgroups *cg, uint64_t id)
+{
+	return hidx_find(&cg->idx, hash_mix(0, id), cg_eq, cg, &id);
+}
+
+/* A later record for the same id wins, so a sample read in time order gets the path its
+ * cgroup had then (perf keeps the first). */
+static int cg_set(struct cgroups *cg, const struct pd_cgroup *c)
+{
+	int64_t i = cg_find(cg, c->id);
+	size_t n = strlen(c->path) + 1, *labels;
+	char *p = malloc(n + c->labels_len), **paths;
+	uint64_t *ids;
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, c->path, n);
+	if (c->labels_len)
+		memcpy(p + n, c->labels, c->labels_len);
+	if (i >= 0) {
+		free(cg->paths[i]);
+		cg->paths[i] = p;
+		cg->labels[i] = c->labels_len;
+		return 0;
+	}
+	if (cg->n == cg->cap) {
+		size_t cap = cg->cap ? 2 * cg->cap : 16;
+
+		if (!(ids = realloc(cg->ids, cap * sizeof(*ids))))
+			goto nomem;
+		cg->ids = ids;
+		if (!(paths = realloc(cg->paths, cap * sizeof(*paths))))
+			goto nomem;
+		cg->paths = paths;
+		if (!(labels = realloc(cg->labels, cap * sizeof(*labels))))
+			goto nomem;
+		cg->labels = labels;
+		cg->cap = cap;
+	}
+	if (cg->n >= UINT32_MAX || hidx_insert(&cg->idx, hash_mix(0, c->id), (uint32_t)cg->n))
+		goto nomem;
+	cg->ids[cg->n] = c->id;
+	cg->labels[cg->n] = c->labels_len;
+	cg->paths[cg->n++] = p;
+	return 0;
+nomem:
+	free(p);
+	return -ENOMEM;
+}
+
+static void cg_free(struct cgroups *cg)
+{
+	for (size_t i = 0; i < cg->n; i++)
+		free(cg->paths[i]);
+	hidx_free(&cg->idx);
+	free(cg->ids);
+	free(cg->paths);
+	free(cg->labels);
 }
 
 /* ---- maps ---- */
@@ -316,6 +394,7 @@ void machine_free(struct machine *m)
 	}
 	id_free(&m->threads);
 	id_free(&m->procs);
+	cg_free(&m->cgroups);
 	free(m->kmaps.v);
 	dsos_free(&m->dsos);
 	free(m);
@@ -463,6 +542,15 @@ static int do_build_id(struct machine *m, const struct pd_event *ev)
 	return dsos_add_bid(&m->dsos, b.filename, b.build_id, b.size);
 }
 
+static int do_cgroup(struct machine *m, const struct pd_event *ev)
+{
+	struct pd_cgroup c;
+
+	if (pd_parse_cgroup(ev->hdr, ev->hdr->size, &c))
+		return -EINVAL;
+	return cg_set(&m->cgroups, &c);
+}
+
 int machine_process_event(struct machine *m, const struct pd_event *ev)
 {
 	if (!ev || !ev->hdr || ev->hdr->size < sizeof(*ev->hdr))
@@ -479,6 +567,8 @@ int machine_process_event(struct machine *m, const struct pd_event *ev)
 		return do_exit(m, ev);
 	case PERF_RECORD_HEADER_BUILD_ID:
 		return do_build_id(m, ev);
+	case PERF_RECORD_CGROUP:
+		return do_cgroup(m, ev);
 	default:
 		return 0;
 	}
@@ -495,6 +585,21 @@ void machine_add_build_ids(struct machine *m, const struct pd_reader *r)
 			dsos_add_bid(&m->dsos, b->filename, b->build_id,
 				     b->size ? b->size : BUILD_ID_SIZE);
 	}
+}
+
+const char *machine_cgroup_path(const struct machine *m, uint64_t id)
+{
+	int64_t i = cg_find(&m->cgroups, id);
+
+	return i < 0 ? NULL : m->cgroups.paths[i];
+}
+
+const char *machine_cgroup_labels(const struct machine *m, uint64_t id, size_t *len)
+{
+	int64_t i = cg_find(&m->cgroups, id);
+
+	*len = i < 0 ? 0 : m->cgroups.labels[i];
+	return *len ? m->cgroups.paths[i] + strlen(m->cgroups.paths[i]) + 1 : NULL;
 }
 
 const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid)

@@ -60,10 +60,17 @@ struct frame {
 struct machine *machine_new(const struct machine_opts *opts);
 void machine_free(struct machine *m);
 
-/* Track COMM, MMAP, MMAP2, FORK, EXIT and build-id records/features.  Others ignored. 0 or -errno. */
+/* Track COMM, MMAP, MMAP2, FORK, EXIT, CGROUP and build-id records/features.  Others
+ * ignored. 0 or -errno (-EINVAL: a malformed record of a tracked type). */
 int machine_process_event(struct machine *m, const struct pd_event *ev);
 /* Take the BUILD_ID feature of a file-mode reader (call once after open). */
 void machine_add_build_ids(struct machine *m, const struct pd_reader *r);
+
+/* The path of the cgroup samples with PERF_SAMPLE_CGROUP == id ran in, from the latest
+ * PERF_RECORD_CGROUP for it ("/system.slice/docker-<id>.scope"); NULL when none named it. */
+const char *machine_cgroup_path(const struct machine *m, uint64_t id);
+/* Its labels, "key=value\0"... "\0" in *len bytes (pa-record --label-env); NULL if none. */
+const char *machine_cgroup_labels(const struct machine *m, uint64_t id, size_t *len);
 
 /* The thread's current comm ("[unknown]" / ":PID" style fallback, never NULL). */
 const char *machine_comm(struct machine *m, uint32_t pid, uint32_t tid);

@@ -4,10 +4,11 @@
  * runs it): every record type and feature the writer knows, a few records each, in
  * file or pipe mode.  Deterministic: fixed ids, times, strings and build-ids.
  *
- *	gen-perfdata OUT file|pipe [one|two] [zstd]
+ *	gen-perfdata OUT file|pipe [one|two] [zstd] [cgroup]
  *
  * two: two events (ids matter); zstd: the records as PERF_RECORD_COMPRESSED (level 1),
- * the COMPRESSED feature with them.
+ * the COMPRESSED feature with them; cgroup: samples carry PERF_SAMPLE_CGROUP, and
+ * PERF_RECORD_CGROUP records name their cgroups.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +18,20 @@
 static const uint8_t gen_bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,	2,  3,	4,  5,	6,
 				    7,	  8,	9,    10,   11, 12, 13, 14, 15, 16};
 
-static int gen_write(struct pd_writer *w, int two)
+/* The cgroups of the cgroup seeds: the root, a docker container, a Kubernetes pod's. */
+static const struct {
+	uint64_t id;
+	const char *path;
+} gen_cgroups[] = {
+	{1, "/"},
+	{0x1234, "/system.slice/docker-"
+		 "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899.scope"},
+	{0x5678, "/kubepods.slice/kubepods-burstable.slice/"
+		 "kubepods-burstable-pod2c8e6b4a_1f3d_4e5a_9b7c_0d1e2f3a4b5c.slice/cri-containerd-"
+		 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"},
+};
+
+static int gen_write(struct pd_writer *w, int two, int cgroup)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -37,6 +51,10 @@ static int gen_write(struct pd_writer *w, int two)
 	struct pd_sample_id sid = {.pid = 100, .tid = 101, .time = 1000, .id = 11, .cpu = 1};
 	int err = 0, e1 = 0;
 
+	if (cgroup) {
+		a.sample_type |= PERF_SAMPLE_CGROUP;
+		a.cgroup = 1;
+	}
 	if (pd_writer_add_attr(w, &a, "cpu-clock", ids0, 2) < 0)
 		return -1;
 	if (two) {
@@ -58,6 +76,8 @@ static int gen_write(struct pd_writer *w, int two)
 			      gen_bid, 20, "/w", &sid);
 	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, 100, 100, 0x7f0000000000, 0x1000, 0x1000, 5,
 			      2, NULL, 0, "/lib/libc.so.6", &sid);
+	for (size_t i = 0; cgroup && i < sizeof(gen_cgroups) / sizeof(gen_cgroups[0]); i++)
+		err |= pd_write_cgroup(w, gen_cgroups[i].id, gen_cgroups[i].path, &sid);
 	for (int i = 0; i < 4; i++) {
 		struct pd_sample s = {
 			.id = two && (i & 1) ? 21 : 11 + (i & 2) / 2,
@@ -72,6 +92,7 @@ static int gen_write(struct pd_writer *w, int two)
 			.ips = ips,
 			.raw_size = sizeof(raw),
 			.raw = raw,
+			.cgroup = gen_cgroups[i % 3].id,
 		};
 
 		err |= pd_write_sample(w, two && (i & 1) ? e1 : 0, &s);
@@ -91,16 +112,22 @@ int main(int argc, char **argv)
 {
 	struct pd_writer_opts o = {0};
 	struct pd_writer *w;
+	int cgroup = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gen-perfdata OUT file|pipe [one|two] [zstd]\n");
+		fprintf(stderr, "usage: gen-perfdata OUT file|pipe [one|two] [zstd] [cgroup]\n");
 		return 2;
 	}
 	o.path = argv[1];
 	o.pipe = !strcmp(argv[2], "pipe");
-	o.compress_level = argc > 4 && !strcmp(argv[4], "zstd") ? 1 : 0;
+	for (int i = 4; i < argc; i++) {
+		if (!strcmp(argv[i], "zstd"))
+			o.compress_level = 1;
+		else if (!strcmp(argv[i], "cgroup"))
+			cgroup = 1;
+	}
 	w = pd_writer_open(&o);
-	if (!w || gen_write(w, argc > 3 && !strcmp(argv[3], "two"))) {
+	if (!w || gen_write(w, argc > 3 && !strcmp(argv[3], "two"), cgroup)) {
 		fprintf(stderr, "gen-perfdata: cannot write %s\n", argv[1]);
 		if (w)
 			pd_writer_abort(w);

@@ -21,6 +21,7 @@
 #include "perfdata/event.h"
 #include "perfdata/pd_read.h"
 #include "perfdata/pd_write.h"
+#include "profile/machine.h"
 #include "unit.h"
 
 static char dir[] = "/tmp/pa-test-perfdata.XXXXXX";
@@ -1139,6 +1140,315 @@ static void test_pipe_attrs_between_samples(void)
 	unlink(path);
 }
 
+/* ---- cgroups: PERF_SAMPLE_CGROUP and PERF_RECORD_CGROUP ---- */
+
+#define CG_A 0x1234
+#define CG_B 0x5678
+static const char cg_path_a[] =
+	"/system.slice/"
+	"docker-3f4e5d6c7b8a99887766554433221100ffeeddccbbaa00112233445566778899.scope";
+static const char cg_path_b[] =
+	"/kubepods.slice/kubepods-burstable.slice/"
+	"kubepods-burstable-pod2c8e6b4a_1f3d_4e5a_9b7c_0d1e2f3a4b5c.slice/cri-containerd-"
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
+static const char cg_path_a2[] = "/system.slice/after-reuse.scope";
+/* B's labels, as pa-record --label-env writes them after the path. */
+static const char cg_labels_b[] = "pa-labels\0pod_name=web-1\0pod_namespace=shop\0";
+/* Sample i ran in cgroup cg_of[i]: A 3 times, B twice, the root (id 1) once. */
+static const uint64_t cg_of[] = {CG_A, CG_B, CG_A, 1, CG_A, CG_B};
+#define CG_NSAMPLES (sizeof(cg_of) / sizeof(cg_of[0]))
+
+/*
+ * One event with PERF_SAMPLE_CGROUP, the cgroups named by CGROUP records (times 20-22)
+ * and CG_NSAMPLES samples in them.  reuse: CG_A named again at the end (the kernel
+ * reuses the ids of removed cgroups).  Returns the writer's close status.
+ */
+static int write_cgroup_file(const char *path, bool pipe, int zlevel, bool reuse)
+{
+	struct pd_writer_opts o = {.path = path, .pipe = pipe, .compress_level = zlevel};
+	struct perf_event_attr a =
+		mkattr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_CGROUP);
+	struct pd_writer *w = pd_writer_open(&o);
+	struct pd_sample_id sid = sid_at(10);
+	uint64_t ips[3];
+	int err = 0;
+
+	CHECK(w != NULL);
+	if (!w)
+		return -errno;
+	a.cgroup = 1;
+	CHECK_EQ_U64(pd_writer_add_attr(w, &a, "cpu-clock", ids0, 2), 0);
+	err |= pd_writer_set_host_features(w);
+	err |= pd_write_comm(w, PID, TID, "pa-test-comm", true, &sid);
+	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, PID, TID, exe.start, exe.end - exe.start,
+			      exe.pgoff, 5, 2, bid_a, 20, exe.path, &sid);
+	err |= pd_write_mmap2(w, PERF_RECORD_MISC_KERNEL, -1, 0, 0xffffffff81000000ULL, 0x1000000,
+			      0xffffffff81000000ULL, 5, 2, NULL, 0, "[kernel.kallsyms]_text", NULL);
+	sid = sid_at(20);
+	err |= pd_write_cgroup(w, 1, "/", &sid);
+	sid = sid_at(21);
+	err |= pd_write_cgroup(w, CG_A, cg_path_a, &sid);
+	sid = sid_at(22);
+	err |= pd_write_cgroup_labels(w, CG_B, cg_path_b, cg_labels_b, sizeof(cg_labels_b), &sid);
+	for (size_t i = 0; i < CG_NSAMPLES; i++) {
+		struct pd_sample s;
+		char raw[16];
+
+		sample_for((int)i, &s, ips, raw);
+		s.id = ids0[0];
+		s.period = 1000;
+		s.cgroup = cg_of[i];
+		err |= pd_write_sample(w, 0, &s);
+	}
+	if (reuse) {
+		sid = sid_at(3000000000ULL);
+		err |= pd_write_cgroup(w, CG_A, cg_path_a2, &sid);
+	}
+	err |= pd_write_finished_round(w);
+	CHECK(err == 0);
+	CHECK(pd_writer_add_build_id(w, PERF_RECORD_MISC_USER, -1, bid_a, 20, exe.path) == 0);
+	return pd_writer_close(w);
+}
+
+/* Everything written comes back, and the machine keeps the id -> path table. */
+static void read_cgroup_file(const char *path)
+{
+	static const struct machine_opts mo = {.no_kernel_syms = true, .no_debuginfo = true};
+	const char *want_path[] = {"/", cg_path_a, cg_path_b, cg_path_a2};
+	const uint64_t want_id[] = {1, CG_A, CG_B, CG_A};
+	struct machine *m = machine_new(&mo);
+	char err[256];
+	struct pd_reader *r = pd_reader_open(path, err, sizeof(err));
+	struct pd_event ev;
+	size_t ncg = 0, nsample = 0;
+	int n;
+
+	CHECK(r != NULL && m != NULL);
+	if (!r || !m) {
+		printf("#   open: %s\n", err);
+		pd_reader_close(r);
+		machine_free(m);
+		return;
+	}
+	while ((n = pd_reader_next(r, &ev)) > 0) {
+		const struct perf_event_header *h = ev.hdr;
+
+		CHECK(machine_process_event(m, &ev) == 0);
+		if (h->type == PERF_RECORD_SAMPLE) {
+			CHECK(nsample < CG_NSAMPLES);
+			if (nsample < CG_NSAMPLES)
+				CHECK_EQ_U64(ev.sample.cgroup, cg_of[nsample]);
+			CHECK_EQ_U64(ev.sample.period, 1000);
+			CHECK_EQ_U64(ev.sample.nr_ips, 3);
+			nsample++;
+			/* The reuse comes after every sample: A is still its first path here. */
+			CHECK_STR(machine_cgroup_path(m, CG_A), cg_path_a);
+		} else if (h->type == PERF_RECORD_CGROUP) {
+			struct pd_cgroup c;
+
+			CHECK(pd_parse_cgroup(h, h->size, &c) == 0);
+			CHECK(h->size % 8 == 0);
+			CHECK(ncg < 4);
+			if (ncg < 4) {
+				CHECK_EQ_U64(c.id, want_id[ncg]);
+				CHECK_STR(c.path, want_path[ncg]);
+				check_sid(&ev, ncg < 3 ? 20 + ncg : 3000000000ULL);
+			}
+			ncg++;
+		}
+	}
+	CHECK_EQ_U64(n, 0);
+	if (n)
+		printf("#   read: %s\n", pd_reader_error(r));
+	CHECK_EQ_U64(nsample, CG_NSAMPLES);
+	CHECK_EQ_U64(ncg, 4);
+	CHECK_STR(machine_cgroup_path(m, 1), "/");
+	CHECK_STR(machine_cgroup_path(m, CG_A), cg_path_a2);
+	CHECK_STR(machine_cgroup_path(m, CG_B), cg_path_b);
+	{
+		size_t len;
+		const char *l = machine_cgroup_labels(m, CG_B, &len);
+		static const char want[] = "pod_name=web-1\0pod_namespace=shop\0";
+
+		CHECK(l && len == sizeof(want) && !memcmp(l, want, len));
+		CHECK(machine_cgroup_labels(m, CG_A, &len) == NULL && !len);
+	}
+	CHECK(machine_cgroup_path(m, 0) == NULL);
+	CHECK(machine_cgroup_path(m, 0x9999) == NULL);
+	pd_reader_close(r);
+	machine_free(m);
+}
+
+static void test_cgroup_roundtrip(void)
+{
+	const struct {
+		bool pipe;
+		int zlevel;
+	} modes[] = {{false, 0}, {true, 0}, {false, 1}, {true, 3}};
+	char path[300];
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		snprintf(path, sizeof(path), "%s/cgroup%zu.data", dir, i);
+		CHECK(write_cgroup_file(path, modes[i].pipe, modes[i].zlevel, true) == 0);
+		read_cgroup_file(path);
+		if (unit_cur_failed) {
+			printf("#   mode: pipe %d, zstd level %d\n", modes[i].pipe,
+			       modes[i].zlevel);
+			return;
+		}
+	}
+}
+
+/* The sample's cgroup sits after PHYS_ADDR and before DATA_PAGE_SIZE/CODE_PAGE_SIZE. */
+static void test_cgroup_sample_position(void)
+{
+	struct pd_evsel e = {.attr = mkattr(PERF_TYPE_SOFTWARE, 0, 0)};
+	struct {
+		struct perf_event_header h;
+		uint64_t w[10];
+	} rec = {{PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(rec)},
+		 {/* id */ 7, /* ip */ 0x401000, /* raw: size 4, 4 bytes */ 4 | 0x6f6f6f6fULL << 32,
+		  /* weight */ 11, /* data_src */ 12, /* phys_addr */ 0xabc000,
+		  /* cgroup */ 0xc9, /* data_page_size */ 4096, /* code_page_size */ 8192,
+		  /* aux size */ 0}};
+	struct pd_sample s;
+
+	e.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_RAW |
+			     PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR |
+			     PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
+			     PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_AUX;
+	CHECK(pd_parse_sample(&e, &rec.h, &s) == 0);
+	CHECK_EQ_U64(s.id, 7);
+	CHECK_EQ_U64(s.raw_size, 4);
+	CHECK_EQ_U64(s.cgroup, 0xc9);
+	/* Every shorter record lacks a field its sample_type promises. */
+	for (uint16_t size = sizeof(rec.h); size < sizeof(rec); size += 8) {
+		rec.h.size = size;
+		CHECK(pd_parse_sample(&e, &rec.h, &s) == -EINVAL);
+	}
+	/* Without PHYS_ADDR (and AUX, which would take 8192 for its size) the cgroup is the
+	 * word where phys_addr was. */
+	rec.h.size = sizeof(rec) - 16;
+	e.attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_AUX);
+	CHECK(pd_parse_sample(&e, &rec.h, &s) == 0);
+	CHECK_EQ_U64(s.cgroup, 0xabc000);
+	/* Without CGROUP: 0, whatever the struct held. */
+	e.attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CGROUP;
+	rec.h.size = sizeof(rec) - 24;
+	s.cgroup = 77;
+	CHECK(pd_parse_sample(&e, &rec.h, &s) == 0);
+	CHECK_EQ_U64(s.cgroup, 0);
+}
+
+/* A CGROUP record short, past what is readable, without its NUL or of another type. */
+static void test_cgroup_bad_records(void)
+{
+	static const struct machine_opts mo = {.no_kernel_syms = true, .no_debuginfo = true};
+	struct machine *m = machine_new(&mo);
+	uint64_t buf[8];
+	struct perf_record_cgroup *r = (void *)buf;
+	struct pd_event ev = {.hdr = &r->header};
+	struct pd_cgroup c;
+	char path[300], *big;
+	struct pd_writer_opts o = {.path = path};
+	struct pd_writer *w;
+
+	memset(buf, 0, sizeof(buf));
+	r->header = (struct perf_event_header){PERF_RECORD_CGROUP, 0, 24};
+	r->id = 42;
+	memcpy(r->path, "/a.scope", 8); /* the NUL is the next byte, outside size 24 */
+	CHECK(pd_parse_cgroup(&r->header, 24, &c) == -EINVAL);
+	CHECK(c.path == NULL);
+	CHECK(m && machine_process_event(m, &ev) == -EINVAL);
+	r->header.size = 32;
+	CHECK(pd_parse_cgroup(&r->header, 32, &c) == 0);
+	CHECK_EQ_U64(c.id, 42);
+	CHECK_STR(c.path, "/a.scope");
+	CHECK(m && machine_process_event(m, &ev) == 0);
+	CHECK(m && machine_cgroup_path(m, 42) && !strcmp(machine_cgroup_path(m, 42), "/a.scope"));
+	/* Larger than what can be read. */
+	CHECK(pd_parse_cgroup(&r->header, 31, &c) == -EINVAL);
+	CHECK(pd_parse_cgroup(&r->header, 4, &c) == -EINVAL);
+	/* No room for the id, or for a path. */
+	for (uint16_t size = 0; size <= 16; size += 4) {
+		r->header.size = size;
+		CHECK(pd_parse_cgroup(&r->header, sizeof(buf), &c) == -EINVAL);
+	}
+	r->header.size = 32;
+	r->header.type = PERF_RECORD_COMM;
+	CHECK(pd_parse_cgroup(&r->header, 32, &c) == -EINVAL);
+	r->header.type = PERF_RECORD_CGROUP;
+	/* A path that fills its 8 bytes, the trailer's pid right after: no labels. */
+	memcpy(r->path, "/abcdef", 8);
+	memcpy(r->path + 8, &(uint32_t){1234}, 4);
+	r->header.size = 40;
+	CHECK(pd_parse_cgroup(&r->header, 40, &c) == 0);
+	CHECK_STR(c.path, "/abcdef");
+	CHECK(c.labels == NULL && c.labels_len == 0);
+	/* Labels without '=', or not ended within the record: none, the path still read. */
+	memcpy(r->path + 8, "pa-labels\0novalue\0\0", 20);
+	CHECK(pd_parse_cgroup(&r->header, 40, &c) == 0 && c.labels == NULL);
+	memcpy(r->path + 8, "pa-labels\0k=vvvvvvvvvv", 22);
+	CHECK(pd_parse_cgroup(&r->header, 40, &c) == 0 && c.labels == NULL);
+	memcpy(r->path + 8, "pa-labels\0k=v\0\0", 16);
+	CHECK(pd_parse_cgroup(&r->header, 40, &c) == 0 && c.labels && c.labels_len == 5 &&
+	      !memcmp(c.labels, "k=v\0", 5));
+	machine_free(m);
+
+	/* The writer: a path is required, and must fit a record. */
+	snprintf(path, sizeof(path), "%s/cgroup-rej.data", dir);
+	w = pd_writer_open(&o);
+	big = malloc(70000);
+	CHECK(w != NULL && big != NULL);
+	if (w && big) {
+		memset(big, 'x', 69999);
+		big[69999] = '\0';
+		CHECK(pd_write_cgroup(w, 1, NULL, NULL) == -EINVAL);
+		CHECK(pd_write_cgroup(w, 1, big, NULL) == -E2BIG);
+		CHECK(pd_write_cgroup(w, 1, "/ok", NULL) == 0);
+		/* Labels in their form only. */
+		CHECK(pd_write_cgroup_labels(w, 1, "/ok", "k=v\0\0", 5, NULL) == -EINVAL);
+		CHECK(pd_write_cgroup_labels(w, 1, "/ok", "pa-labels\0k=v\0", 14, NULL) == -EINVAL);
+		CHECK(pd_write_cgroup_labels(w, 1, "/ok", "pa-labels\0k=v\0", 15, NULL) == 0);
+	}
+	free(big);
+	if (w)
+		pd_writer_abort(w);
+}
+
+/* Linux perf as the oracle: its cgroup sort names our CGROUP records' paths. */
+static void test_perf_reads_cgroups(void)
+{
+	static char out[65536];
+	char cmd[700], path[2][300];
+
+	if (system("perf --version >/dev/null 2>&1") != 0) {
+		CHECK(!"perf installed (make deps installs linux-perf)");
+		return;
+	}
+	for (int s = 0; s < 2; s++) {
+		snprintf(path[s], sizeof(path[s]), "%s/cgroup-oracle%d.data", dir, s);
+		CHECK(write_cgroup_file(path[s], s == 1, 0, false) == 0);
+		snprintf(cmd, sizeof(cmd), "perf report -i %s%s --sort cgroup --stdio 2>&1",
+			 s ? "- < " : "", path[s]);
+		run_perf(cmd, out, sizeof(out));
+		/* 3, 2 and 1 samples of equal period. */
+		CHECK(strstr(out, "# Samples: 6  of event 'cpu-clock'") != NULL);
+		CHECK(strstr(out, "50.00%  /system.slice/docker-3f4e5d6c7b8a") != NULL);
+		CHECK(strstr(out, cg_path_a) != NULL);
+		CHECK(strstr(out, "33.33%  /kubepods.slice/kubepods-burstable.slice/") != NULL);
+		CHECK(strstr(out, cg_path_b) != NULL);
+		CHECK(strstr(out, "16.67%  /\n") != NULL);
+		CHECK(strstr(out, "unknown") == NULL);
+		CHECK(strcasestr(out, "warning") == NULL);
+		CHECK(strcasestr(out, "error") == NULL);
+		if (unit_cur_failed) {
+			printf("# %s:\n%s", cmd, out);
+			return;
+		}
+	}
+}
+
 int main(void)
 {
 	dl_iterate_phdr(note_cb, NULL);
@@ -1166,6 +1476,10 @@ int main(void)
 	RUN(test_many_attrs_linear);
 	RUN(test_features_past_eof);
 	RUN(test_pipe_attrs_between_samples);
+	RUN(test_cgroup_roundtrip);
+	RUN(test_cgroup_sample_position);
+	RUN(test_cgroup_bad_records);
+	RUN(test_perf_reads_cgroups);
 	if (getenv("PA_TEST_KEEP")) {
 		printf("# kept %s\n", dir);
 	} else {
