@@ -20,6 +20,8 @@
 #include "../fuzz/fuzz_buildid.c"
 #include "../fuzz/fuzz_cfi.c"
 #include "../fuzz/fuzz_cfi_elf.c"
+#include "../fuzz/fuzz_container.c"
+#include "../fuzz/fuzz_evspec.c"
 #include "../fuzz/fuzz_perfdata.c"
 #include "../fuzz/fuzz_perfdata_pipe.c"
 #include "../fuzz/fuzz_perfmap.c"
@@ -110,6 +112,8 @@ static void replay(const char *name, int (*fn)(const uint8_t *, size_t))
 REPLAY(buildid)
 REPLAY(cfi)
 REPLAY(cfi_elf)
+REPLAY(container)
+REPLAY(evspec)
 REPLAY(perfdata)
 REPLAY(perfdata_pipe)
 REPLAY(perfmap)
@@ -122,6 +126,8 @@ int main(void)
 	RUN(test_replay_buildid);
 	RUN(test_replay_cfi);
 	RUN(test_replay_cfi_elf);
+	RUN(test_replay_container);
+	RUN(test_replay_evspec);
 	RUN(test_replay_perfdata);
 	RUN(test_replay_perfdata_pipe);
 	RUN(test_replay_perfmap);
