@@ -60,8 +60,20 @@ __u32 switch_ins_seen;
 /* Tests (PA_RECORD_DROP_EVERY): every Nth sample is dropped as if the buffer were full. */
 const volatile __u32 drop_every = 0;
 __u32 submits_seen;
+/* PROFILE_CGROUP_*: the hierarchy profile_sample.cgroup is taken from. */
+const volatile __u32 cgroup_mode = PROFILE_CGROUP_NONE;
+/* -G: only threads in cgroup_allow's cgroups (or below) are sampled. */
+const volatile bool cgroup_filter = false;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
+
+/* -G: the ids of the cgroups whose threads are sampled (value unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_allow SEC(".maps");
 
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw,
@@ -217,6 +229,81 @@ struct {
 } offcpu_stacks SEC(".maps");
 
 #define STACK_BYTES (PROFILE_MAX_FRAMES * sizeof(__u64))
+
+/*
+ * t's cgroup in the hierarchy cgroup_mode names, NULL if none.  Read through
+ * task->cgroups, which any program type may do: a cgroup v1 hierarchy is not one
+ * bpf_get_current_cgroup_id() knows.  A controller this kernel lacks fails its
+ * relocation, in a branch the verifier drops unless pa-record chose it.
+ */
+static __always_inline struct cgroup *task_cgrp(struct task_struct *t)
+{
+	struct cgroup_subsys_state *css;
+	struct css_set *cset;
+	__u32 ssid;
+
+	switch (cgroup_mode) {
+	case PROFILE_CGROUP_V2:
+		return BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	case PROFILE_CGROUP_CPU:
+		ssid = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
+		break;
+	case PROFILE_CGROUP_MEMORY:
+		ssid = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+		break;
+	case PROFILE_CGROUP_PIDS:
+		ssid = bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id);
+		break;
+	default:
+		return NULL;
+	}
+	cset = BPF_CORE_READ(t, cgroups);
+	if (!cset || ssid >= bpf_core_enum_value(enum cgroup_subsys_id, CGROUP_SUBSYS_COUNT) ||
+	    bpf_probe_read_kernel(&css, sizeof(css), &cset->subsys[ssid]) || !css)
+		return NULL;
+	return BPF_CORE_READ(css, cgroup);
+}
+
+/* t's cgroup id (its directory's inode number in the hierarchy), 0 if none. */
+static __always_inline __u64 task_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = cgroup_mode ? task_cgrp(t) : NULL;
+
+	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
+}
+
+static __always_inline __u64 current_cgroup(void)
+{
+	return task_cgroup((struct task_struct *)bpf_get_current_task());
+}
+
+/* Cgroup levels -G looks up from a thread's own. */
+#define CGROUP_FILTER_DEPTH 16
+
+/* Whether -G lets the current thread be sampled: its cgroup or an ancestor is one of
+ * cgroup_allow's. */
+static __always_inline bool cgroup_allowed(void)
+{
+	struct cgroup *cg, *anc;
+	int level, i;
+	__u64 id;
+
+	if (!cgroup_filter)
+		return true;
+	cg = task_cgrp((struct task_struct *)bpf_get_current_task());
+	if (!cg)
+		return false;
+	level = BPF_CORE_READ(cg, level);
+	for (i = 0; i < CGROUP_FILTER_DEPTH && i <= level; i++) {
+		/* ancestors[level] is cg itself, [0] the root. */
+		if (bpf_probe_read_kernel(&anc, sizeof(anc), &cg->ancestors[level - i]) || !anc)
+			return false;
+		id = BPF_CORE_READ(anc, kn, id);
+		if (bpf_map_lookup_elem(&cgroup_allow, &id))
+			return true;
+	}
+	return false;
+}
 
 static __always_inline bool is_target(__u32 tgid)
 {
@@ -399,14 +486,17 @@ static __always_inline bool submit_slice(struct profile_sample *s)
 				  slice_always ? wakeup_flags() : BPF_RB_FORCE_WAKEUP) == 0;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * A sample of sampling event cookie (pa-record's index of it, given at attach) in the
+ * current thread, standing for period events: its stacks into the ring buffer.
+ */
+static __always_inline int sample_current(void *ctx, __u64 period)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, slot = SLOT_CPU;
 	struct profile_sample *s;
 
-	if (!is_target(tgid))
+	if (!is_target(tgid) || !cgroup_allowed())
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
@@ -415,11 +505,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->pid = tgid;
 	s->tid = (__u32)id;
 	s->time = bpf_ktime_get_ns();
-	s->period = ctx->sample_period;
+	s->period = period;
 	s->cpu = bpf_get_smp_processor_id();
 	s->kind = PROFILE_KIND_CPU;
-	s->state = 0;
+	s->state = bpf_get_attach_cookie(ctx);
 	s->nr_py = 0;
+	s->cgroup = current_cgroup();
 	capture_stacks(ctx, s, true, SLOT_CPU);
 	/* A slice is up to 32 KiB: never at the cost of the samples that follow. */
 	if ((s->flags & PROFILE_F_SLICE) &&
@@ -431,6 +522,20 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!(s->flags & PROFILE_F_SLICE) ? !submit(s) : !submit_slice(s))
 		count(PROFILE_LOST_CPU, 1);
 	return 0;
+}
+
+/* A sampling event's overflow: cpu-clock, a software or a hardware event. */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample_current(ctx, ctx->sample_period);
+}
+
+/* A tracepoint event (-e sched:sched_wakeup): every hit is a sample. */
+SEC("tracepoint")
+int on_tp_sample(void *ctx)
+{
+	return sample_current(ctx, 1);
 }
 
 /*
@@ -463,6 +568,7 @@ int on_gpu_launch(struct pt_regs *ctx)
 	s->kind = PROFILE_KIND_GPU_LAUNCH;
 	s->state = api;
 	s->nr_py = 0;
+	s->cgroup = current_cgroup();
 	capture_stacks(ctx, s, false, SLOT_GPU);
 	if (!submit(s)) {
 		count(PROFILE_LOST_GPU, 1);
@@ -503,6 +609,7 @@ int BPF_USDT(on_gpu_corr, __u64 corr)
 	s->state = paired ? PROFILE_GPU_PAIRED : 0;
 	s->flags = 0;
 	s->nr_kernel = s->nr_user = s->nr_py = 0;
+	s->cgroup = current_cgroup();
 	if (!paired)
 		capture_stacks(ctx, s, false, SLOT_GPU);
 	if (!submit(s))
@@ -634,9 +741,10 @@ static __always_inline struct offcpu_when *when_of(struct task_struct *task, __u
 }
 
 /* The off-CPU sample header of s: who (tgid, tid), the CPU it left and why. */
-static __always_inline void offcpu_head(struct profile_sample *s, __u32 tgid, __u32 tid, __u32 cpu,
-					__u8 state)
+static __always_inline void offcpu_head(struct profile_sample *s, struct task_struct *task,
+					__u32 tgid, __u32 tid, __u32 cpu, __u8 state)
 {
+	s->cgroup = cgroup_mode ? task_cgroup(task) : 0;
 	s->pid = tgid;
 	s->tid = tid;
 	s->cpu = cpu;
@@ -663,7 +771,8 @@ static __always_inline bool stash_stacks(void *ctx, __u32 tgid, __u32 tid, __u8 
 		count(PROFILE_LOST_OFFCPU_MAP, 1);
 		return false;
 	}
-	offcpu_head(s, tgid, tid, bpf_get_smp_processor_id(), state);
+	offcpu_head(s, (struct task_struct *)bpf_get_current_task(), tgid, tid,
+		    bpf_get_smp_processor_id(), state);
 	capture_stacks(ctx, s, kernel, SLOT_SWITCH);
 	return true;
 }
@@ -722,7 +831,7 @@ static __always_inline void emit_untraced(struct offcpu_when *w, struct task_str
 		s = bpf_map_lookup_elem(&scratch, &slot);
 		if (!s)
 			return;
-		offcpu_head(s, tgid, tid, w->cpu, w->state);
+		offcpu_head(s, task, tgid, tid, w->cpu, w->state);
 		s->flags = 0;
 		s->nr_kernel = 0;
 		s->nr_user = 0;
@@ -835,6 +944,7 @@ static __always_inline void ustack_head(struct profile_sample *s, __u32 tgid, __
 	s->kind = PROFILE_KIND_USTACK;
 	s->state = 0;
 	s->nr_py = 0;
+	s->cgroup = 0;
 }
 
 /*
@@ -942,7 +1052,7 @@ static __always_inline void emit_at_switch_in(struct offcpu_when *w, struct task
 		out->flags = st->flags;
 		nu = st->nr_user;
 	}
-	offcpu_head(out, next->tgid, tid, w->cpu, w->state);
+	offcpu_head(out, next, next->tgid, tid, w->cpu, w->state);
 	/* Stamped at switch-in, when the length is known: stamps stay in time order. */
 	out->time = bpf_ktime_get_ns();
 	out->period = delta;
@@ -1085,7 +1195,7 @@ static __always_inline void emit_returned(struct offcpu_when *w, struct task_str
 	bpf_preempt_disable();
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (s) {
-		offcpu_head(s, cur->tgid, cur->pid, w->cpu, w->state);
+		offcpu_head(s, cur, cur->tgid, cur->pid, w->cpu, w->state);
 		s->time = bpf_ktime_get_ns();
 		s->period = delta;
 		s->flags = 0;
@@ -1209,7 +1319,8 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return 0;
-	offcpu_head(s, task->tgid, tid, w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu), state);
+	offcpu_head(s, task, task->tgid, tid, w ? w->cpu : BPF_CORE_READ(task, thread_info.cpu),
+		    state);
 	s->time = now;
 	s->period = period;
 	s->flags = 0;

@@ -31,6 +31,21 @@
  */
 #define PROFILE_OFFCPU_THREADS 16384
 
+/* Sampling events (-e) at most: profile_sample.state of an on-CPU sample. */
+#define PROFILE_MAX_EVENTS 16
+
+/*
+ * The cgroup hierarchy profile_sample.cgroup comes from (rodata cgroup_mode): the
+ * unified one, or on a cgroup v1 machine one controller's (all of kubelet's and the
+ * container runtimes' hierarchies name a container alike).  The id is the cgroup
+ * directory's inode number in that hierarchy's mount.
+ */
+#define PROFILE_CGROUP_NONE   0
+#define PROFILE_CGROUP_V2     1 /* task->cgroups->dfl_cgrp */
+#define PROFILE_CGROUP_CPU    2 /* v1: task->cgroups->subsys[cpu_cgrp_id] */
+#define PROFILE_CGROUP_MEMORY 3 /* v1: ...[memory_cgrp_id] */
+#define PROFILE_CGROUP_PIDS   4 /* v1: ...[pids_cgrp_id] */
+
 /* profile_sample.kind */
 #define PROFILE_KIND_CPU    0 /* a cpu-clock tick */
 #define PROFILE_KIND_OFFCPU 1 /* a stretch off the CPU: period = ns switched out */
@@ -132,9 +147,10 @@ struct profile_sample {
 	__u32 flags;  /* PROFILE_F_* */
 	__u16 nr_kernel;
 	__u16 nr_user;
-	__u8 kind;   /* PROFILE_KIND_* */
-	__u8 state;  /* PROFILE_STATE_*, off-CPU samples only */
-	__u16 nr_py; /* Python frames after the user ips */
+	__u8 kind;    /* PROFILE_KIND_* */
+	__u8 state;   /* off-CPU: PROFILE_STATE_*; on-CPU: the sampling event's index */
+	__u16 nr_py;  /* Python frames after the user ips */
+	__u64 cgroup; /* the thread's cgroup id in the hierarchy cgroup_mode names */
 	__u64 ips[PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES + 2 * PROFILE_MAX_PYFRAMES];
 };
 
@@ -142,7 +158,7 @@ struct profile_sample {
 #define PROFILE_SAMPLE_HDR_SIZE ((unsigned long)&((struct profile_sample *)0)->ips)
 
 /* clang -target bpf writes it and gcc reads it: both must see one layout. */
-_Static_assert(sizeof(struct profile_sample) == 40 + 8 * (PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES +
+_Static_assert(sizeof(struct profile_sample) == 48 + 8 * (PROFILE_MAX_FRAMES + PROFILE_MAX_UFRAMES +
 							  2 * PROFILE_MAX_PYFRAMES),
 	       "profile_sample size");
 _Static_assert(__builtin_offsetof(struct profile_sample, time) == 8, "profile_sample.time");
@@ -155,7 +171,8 @@ _Static_assert(__builtin_offsetof(struct profile_sample, nr_user) == 34, "profil
 _Static_assert(__builtin_offsetof(struct profile_sample, kind) == 36, "profile_sample.kind");
 _Static_assert(__builtin_offsetof(struct profile_sample, state) == 37, "profile_sample.state");
 _Static_assert(__builtin_offsetof(struct profile_sample, nr_py) == 38, "profile_sample.nr_py");
-_Static_assert(__builtin_offsetof(struct profile_sample, ips) == 40, "profile_sample.ips");
+_Static_assert(__builtin_offsetof(struct profile_sample, cgroup) == 40, "profile_sample.cgroup");
+_Static_assert(__builtin_offsetof(struct profile_sample, ips) == 48, "profile_sample.ips");
 
 /*
  * The stack slice of an on-CPU sample whose walk met code it has no table for yet (a

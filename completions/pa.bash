@@ -47,6 +47,24 @@ _pa_record()
 		COMPREPLY=($(compgen -W "49 99 999 4999" -- "$cur"))
 		return
 		;;
+	-e | --event)
+		_pa_comma_list "cpu-clock task-clock page-faults minor-faults major-faults
+			context-switches cpu-migrations cycles instructions cache-misses
+			branch-misses L1-dcache-load-misses LLC-load-misses sched:sched_switch"
+		return
+		;;
+	-c | --count)
+		COMPREPLY=($(compgen -W "1 100 10000 1000000" -- "$cur"))
+		return
+		;;
+	-C | --cpu)
+		COMPREPLY=($(compgen -W "$(seq -s ' ' 0 $(($(nproc 2>/dev/null || echo 1) - 1)))" -- "$cur"))
+		return
+		;;
+	-G | --cgroup)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
 	-o | --output)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -69,6 +87,7 @@ _pa_record()
 		;;
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
+		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups
 		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
 		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --no-python --dump -q --quiet -v -vv
 		--verbose -h --help --version --" -- "$cur"))
@@ -90,7 +109,7 @@ _pa_report()
 		if [[ " ${COMP_WORDS[*]} " == *" --diff "* ]]; then
 			COMPREPLY=($(compgen -W "self total" -- "$cur"))
 		else
-			_pa_comma_list "comm pid tid dso sym state"
+			_pa_comma_list "comm pid tid dso sym state cgroup container pod"
 		fi
 		return
 		;;

@@ -60,15 +60,19 @@ pprof_top_sym() {
 	grep -qE '^Time: [0-9]{4}-' <<<"$out"
 }
 
-@test "convert: --pprof samples carry pid, tid and comm labels" {
+@test "convert: --pprof samples carry pid and comm labels, tid with --tid-label" {
 	require_go
 	require_bin "$PA_CONVERT"
 	perf_capture cpu.data cpu_split 1
 	"$PA_CONVERT" -i cpu.data --pprof -o cpu.pb.gz
 	out=$(go tool pprof -raw cpu.pb.gz 2>&1)
-	grep -qE '^\s+comm:\[cpu_split\]' <<<"$out"
-	grep -qE '^\s+.*pid:\[[0-9]+' <<<"$out"
-	grep -qE '^\s+.*tid:\[[0-9]+' <<<"$out"
+	grep -qE '^\s+comm:\[cpu_split\]' <<<"$out" || fail "no comm label"
+	grep -qE '^\s+.*pid:\[[0-9]+' <<<"$out" || fail "no pid label"
+	# A tid label keeps each thread's samples apart: only when asked for.
+	grep -qE '^\s+.*tid:\[[0-9]+' <<<"$out" && fail "a tid label without --tid-label"
+	"$PA_CONVERT" -i cpu.data --pprof --tid-label -o tid.pb.gz
+	out=$(go tool pprof -raw tid.pb.gz 2>&1)
+	grep -qE '^\s+.*tid:\[[0-9]+' <<<"$out" || fail "no tid label with --tid-label"
 }
 
 @test "convert: --pprof mapping of the workload has its file name and build-id" {

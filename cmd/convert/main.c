@@ -39,6 +39,8 @@ struct convert {
 	enum format fmt;
 	bool quiet;
 	bool inverted, diff_abs;
+	bool tid_label;			     /* --tid-label */
+	struct pa_str_list pods, containers; /* --pod, --container */
 	struct machine_opts mopts;
 };
 
@@ -60,6 +62,10 @@ static void usage(FILE *f)
 		   "(default 0.001)\n"
 		   "      --focus RE     keep only stacks with a frame matching RE\n"
 		   "      --ignore RE    drop stacks with a frame matching RE\n"
+		   "      --tid-label    pprof: a tid label on each sample (threads apart)\n"
+		   "      --pod POD[,POD...]  only these Kubernetes pods (UID or pod_name)\n"
+		   "      --container ID[,ID...]  only these containers (id, 4+ characters\n"
+		   "                     of it, or container_name)\n"
 		   "  -o, --output FILE  write FILE (atomically) instead of stdout\n"
 		   "      --event NAME   folded: the event to fold (default: the first sampled);\n"
 		   "                     for offcpu-time the count is nanoseconds off the "
@@ -80,6 +86,9 @@ enum {
 	OPT_MIN_WIDTH,
 	OPT_FOCUS,
 	OPT_IGNORE,
+	OPT_POD,
+	OPT_CONTAINER,
+	OPT_TID_LABEL,
 	OPT_EVENT,
 	OPT_VERSION,
 };
@@ -98,6 +107,9 @@ static const struct option long_opts[] = {
 	{"min-width", required_argument, NULL, OPT_MIN_WIDTH},
 	{"focus", required_argument, NULL, OPT_FOCUS},
 	{"ignore", required_argument, NULL, OPT_IGNORE},
+	{"pod", required_argument, NULL, OPT_POD},
+	{"tid-label", no_argument, NULL, OPT_TID_LABEL},
+	{"container", required_argument, NULL, OPT_CONTAINER},
 	{"event", required_argument, NULL, OPT_EVENT},
 	PA_SYM_OPTIONS,
 	{"quiet", no_argument, NULL, 'q'},
@@ -163,6 +175,17 @@ static int parse_args(int argc, char **argv, struct convert *cv)
 			break;
 		case OPT_IGNORE:
 			cv->ignore = optarg;
+			break;
+		case OPT_TID_LABEL:
+			cv->tid_label = true;
+			break;
+		case OPT_POD:
+			if (pa_str_list_parse(&cv->pods, optarg))
+				return -1;
+			break;
+		case OPT_CONTAINER:
+			if (pa_str_list_parse(&cv->containers, optarg))
+				return -1;
 			break;
 		case OPT_EVENT:
 			cv->event = optarg;
@@ -316,13 +339,20 @@ static bool ends_with(const char *s, const char *suffix)
 static int load(const struct convert *cv, struct focus *fo, const char *path, struct pa_input *in,
 		struct cg_profile **cg)
 {
+	struct cg_filter filter = {
+		.pods = (const char *const *)cv->pods.strs,
+		.nr_pods = cv->pods.nr,
+		.containers = (const char *const *)cv->containers.strs,
+		.nr_containers = cv->containers.nr,
+	};
+
 	*cg = cg_new();
 	if (!*cg) {
 		pa_err("out of memory");
 		return -1;
 	}
 	cg_set_timeline(*cg, cv->fmt == FMT_SPEEDSCOPE);
-	if (pa_input_load(in, path, &cv->mopts, *cg, NULL))
+	if (pa_input_load(in, path, &cv->mopts, *cg, &filter))
 		return -1;
 	if (!cg_nr_events(*cg)) {
 		pa_err("%s: no events recorded; record some with pa-record", in->name);
@@ -425,12 +455,13 @@ int main(int argc, char **argv)
 		nr_samples += cg_event(cg, i)->samples;
 	if (!nr_samples && cv.fmt == FMT_FLAMEGRAPH) {
 		pa_err("%s: no samples to draw%s", in.name,
-		       fo ? " (none is left after --focus/--ignore)"
-			  : "; record some with pa-record");
+		       fo || cv.pods.nr || cv.containers.nr ? " (none is left after the filters)"
+							    : "; record some with pa-record");
 		goto out;
 	}
 	if (!nr_samples)
-		pa_warn("%s: no samples; the output is empty", in.name);
+		pa_warn("%s: no samples%s; the output is empty", in.name,
+			cv.pods.nr || cv.containers.nr ? " match the filters" : "");
 	if (base && !common_event(cg, base)) {
 		pa_err("%s and %s have no sampled event in common; nothing to compare",
 		       base_in.name, in.name);
@@ -439,6 +470,7 @@ int main(int argc, char **argv)
 
 	if (cv.fmt == FMT_PPROF) {
 		capture_times(cg, &in, &po);
+		po.tid_label = cv.tid_label;
 		err = pprof_encode(cg, &po, &buf, &len);
 		if (err) {
 			pa_err("encoding the profile: %s", strerror(-err));
@@ -474,5 +506,7 @@ out:
 	cg_free(cg);
 	cg_free(base);
 	focus_free(fo);
+	pa_str_list_free(&cv.pods);
+	pa_str_list_free(&cv.containers);
 	return ret;
 }

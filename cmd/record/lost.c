@@ -45,9 +45,10 @@ static bool slot_event(struct rec_session *s, uint32_t slot, const struct rec_cp
 {
 	switch (slot) {
 	case PROFILE_LOST_CPU:
-		*id = c->clock_id;
+		/* BPF counts them for all sampling events: the first one's. */
+		*id = c->ev_id[0];
 		*total = &s->lost;
-		return !s->opts.no_cpu;
+		return s->nr_evs > 0;
 	case PROFILE_LOST_OFFCPU:
 	case PROFILE_LOST_STASH:
 		*id = c->off_id;

@@ -36,6 +36,19 @@ static const char usage[] =
 	"                          the whole system until CMD exits)\n"
 	"  -d, --duration DUR      stop after DUR (30s, 500ms, 2m, 1h)\n"
 	"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+	"  -e, --event EV[,EV...]  sample on these events, named as perf names them\n"
+	"                          (default cpu-clock): page-faults, context-switches,\n"
+	"                          cycles, L1-dcache-load-misses, rNNNN, pmu/config=N/,\n"
+	"                          sched:sched_wakeup; modifiers :u :k :p\n"
+	"  -c, --count N           a sample every N events (instead of -F)\n"
+	"  -C, --cpu CPUS          sample on these CPUs only (e.g. 0-3,8)\n"
+	"  -G, --cgroup PATH[,...] sample only threads in these cgroups (and below)\n"
+	"      --no-cgroups        samples carry no cgroup (default: each sample's, as\n"
+	"                          perf's --all-cgroups)\n"
+	"      --label-env L=VAR[,...]  label a container's samples with these variables\n"
+	"                          of its environment, only those read (default\n"
+	"                          pod_name=POD_NAME,pod_namespace=POD_NAMESPACE,\n"
+	"                          container_name=CONTAINER_NAME; \"\" reads none)\n"
 	"      --no-kernel         no kernel frames\n"
 	"  -N, --no-buildid-cache  don't keep the sampled binaries in ~/.debug\n"
 	"      --offcpu            also record off-CPU time (event offcpu-time, period = ns\n"
@@ -186,6 +199,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_NO_KERNEL = 256,
+		OPT_NO_CGROUPS,
+		OPT_ALL_CGROUPS,
+		OPT_LABEL_ENV,
 		OPT_NO_BUILDID_CACHE,
 		OPT_VERSION,
 		OPT_OFFCPU,
@@ -203,6 +219,13 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"all-cpus", no_argument, NULL, 'a'},
 		{"duration", required_argument, NULL, 'd'},
 		{"freq", required_argument, NULL, 'F'},
+		{"event", required_argument, NULL, 'e'},
+		{"count", required_argument, NULL, 'c'},
+		{"cpu", required_argument, NULL, 'C'},
+		{"cgroup", required_argument, NULL, 'G'},
+		{"all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS},
+		{"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+		{"label-env", required_argument, NULL, OPT_LABEL_ENV},
 		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 		{"no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE},
 		{"offcpu", no_argument, NULL, OPT_OFFCPU},
@@ -240,7 +263,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	o->argv = argv;
 	opterr = 0;
 	/* '+': stop at the first non-option, so CMD's own options stay CMD's. */
-	while ((c = getopt_long(argc, argv, "+:p:ad:F:o:z::qvhN", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ad:F:e:c:C:G:o:z::qvhN", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(o, optarg))
@@ -264,6 +287,31 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				       optarg);
 				return -EINVAL;
 			}
+			break;
+		case 'e':
+			o->events = optarg;
+			break;
+		case 'c':
+			if (pa_parse_u64(optarg, &o->count) || !o->count) {
+				pa_err("invalid -c '%s'; give the events per sample, e.g. -c 10000",
+				       optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'C':
+			o->cpu_list = optarg;
+			break;
+		case 'G':
+			o->cgroups = optarg;
+			break;
+		case OPT_ALL_CGROUPS:
+			o->no_cgroups = false; /* the default; perf's name for it */
+			break;
+		case OPT_NO_CGROUPS:
+			o->no_cgroups = true;
+			break;
+		case OPT_LABEL_ENV:
+			o->label_env = optarg;
 			break;
 		case OPT_NO_BUILDID_CACHE:
 		case 'N':
@@ -431,8 +479,20 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		       "--unwind auto (the default) or cfi");
 		return -EINVAL;
 	}
+	if (o->no_cpu && (o->events || o->count || o->cpu_list)) {
+		pa_err("--no-cpu samples no event; leave out -e, -c and -C, or --no-cpu");
+		return -EINVAL;
+	}
+	if (have_freq && o->count) {
+		pa_err("-F and -c both given; sample by frequency (-F) or every N events (-c)");
+		return -EINVAL;
+	}
+	if (o->cgroups && o->no_cgroups) {
+		pa_err("-G needs the cgroups --no-cgroups turns off; leave one out");
+		return -EINVAL;
+	}
 	maxrate = max_sample_rate();
-	if (!o->no_cpu && maxrate && o->freq > maxrate) {
+	if (!o->no_cpu && !o->count && maxrate && o->freq > maxrate) {
 		pa_err("-F %llu is above kernel.perf_event_max_sample_rate (%llu); lower -F or "
 		       "raise "
 		       "the sysctl",
@@ -656,7 +716,6 @@ int main(int argc, char **argv)
 		.stop = &stop_flag,
 		.release_fd = -1,
 		.exec_err_fd = -1,
-		.evidx = -1,
 		.off_evidx = -1,
 		.gpu_evidx = -1,
 		.gpu_time_evidx = -1,
@@ -693,7 +752,13 @@ int main(int argc, char **argv)
 	if (!err)
 		err = rec_cpus_init(&s);
 	if (!err)
+		err = rec_events_parse(&s);
+	if (!err)
+		err = rec_cgroups_init(&s);
+	if (!err)
 		err = rec_bpf_open_load(&s);
+	if (!err)
+		err = rec_cgroups_allow(&s);
 	if (!err)
 		err = rec_sched_range(&s);
 	if (err)

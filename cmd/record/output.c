@@ -51,23 +51,29 @@ int rec_output_open(struct rec_session *s)
 	return 0;
 }
 
-enum ids { IDS_CLOCK, IDS_OFFCPU, IDS_GPU, IDS_GPU_TIME };
+/* Our own events' ids; the sampling events' are IDS_EVENT + their index. */
+enum ids { IDS_OFFCPU, IDS_GPU, IDS_GPU_TIME, IDS_EVENT };
 
 /* Declare one event whose samples carry the per-CPU ids of which. */
 static int add_attr(struct rec_session *s, const struct perf_event_attr *a, const char *name,
-		    enum ids which)
+		    int which)
 {
 	uint64_t *ids = calloc(s->nr_cpus, sizeof(*ids));
-	int i, err;
+	int i, n = 0, err;
 
 	if (!ids)
 		return -ENOMEM;
-	for (i = 0; i < s->nr_cpus; i++)
-		ids[i] = which == IDS_OFFCPU	 ? s->cpus[i].off_id
-			 : which == IDS_GPU	 ? s->cpus[i].gpu_id
-			 : which == IDS_GPU_TIME ? s->cpus[i].gpu_time_id
-						 : s->cpus[i].clock_id;
-	err = pd_writer_add_attr(s->w, a, name, ids, s->nr_cpus);
+	for (i = 0; i < s->nr_cpus; i++) {
+		const struct rec_cpu *c = &s->cpus[i];
+
+		if (which >= IDS_EVENT && c->ev_fd[which - IDS_EVENT] < 0)
+			continue; /* -C: not sampled here */
+		ids[n++] = which == IDS_OFFCPU	   ? c->off_id
+			   : which == IDS_GPU	   ? c->gpu_id
+			   : which == IDS_GPU_TIME ? c->gpu_time_id
+						   : c->ev_id[which - IDS_EVENT];
+	}
+	err = pd_writer_add_attr(s->w, a, name, ids, n);
 	free(ids);
 	if (err < 0)
 		pa_err("cannot write the perf.data header: %s", strerror(-err));
@@ -75,22 +81,19 @@ static int add_attr(struct rec_session *s, const struct perf_event_attr *a, cons
 }
 
 /*
- * The attrs perf.data declares: cpu-clock as `perf record -e cpu-clock -g` writes
- * it, and offcpu-time as `perf record --off-cpu` does (a bpf-output software event,
+ * The attrs perf.data declares: each sampling event as `perf record -e EVENT -g`
+ * writes it (cpu-clock by default), and offcpu-time as `perf record --off-cpu` does (a bpf-output software event,
  * period = ns off the CPU), plus RAW for the thread state.  The side-band flags
  * (mmap, comm, task) go on the first one, as perf puts them on its tracking event.
  */
 int rec_output_attr(struct rec_session *s)
 {
-	struct perf_event_attr a = {
-		.size = sizeof(a),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = s->opts.freq,
+	/* The side-band flags: on the first attr only. */
+	struct perf_event_attr base = {
+		.size = sizeof(base),
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-			       PERF_SAMPLE_CALLCHAIN,
+			       PERF_SAMPLE_CALLCHAIN | (s->cgroup_mode ? PERF_SAMPLE_CGROUP : 0),
 		.sample_id_all = 1,
 		.exclude_kernel = s->opts.no_kernel,
 		.disabled = 1,
@@ -100,20 +103,35 @@ int rec_output_attr(struct rec_session *s)
 		.comm = 1,
 		.comm_exec = 1,
 		.task = 1,
+		.cgroup = s->cgroup_mode != 0,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	struct perf_event_attr off = a;
-	int err;
+	struct perf_event_attr off = {0};
+	int i, err;
 
-	if (!s->opts.no_cpu) {
-		err = add_attr(s, &a, "cpu-clock", IDS_CLOCK);
+	for (i = 0; i < s->nr_evs; i++) {
+		const struct perf_event_attr *e = &s->evs[i].spec.attr;
+		struct perf_event_attr a = base;
+
+		a.type = e->type;
+		a.config = e->config;
+		a.config1 = e->config1;
+		a.config2 = e->config2;
+		a.freq = e->freq;
+		a.sample_period = e->sample_period; /* or sample_freq: one union */
+		a.exclude_user = e->exclude_user;
+		a.exclude_kernel = e->exclude_kernel;
+		a.exclude_hv = e->exclude_hv;
+		a.precise_ip = e->precise_ip;
+		err = add_attr(s, &a, s->evs[i].spec.name, IDS_EVENT + i);
 		if (err < 0)
 			return err;
-		s->evidx = err;
-		s->attr = a;
-		off.mmap = off.mmap2 = off.comm = off.comm_exec = off.task = 0;
+		s->evs[i].evidx = err;
+		base.mmap = base.mmap2 = base.comm = base.comm_exec = base.task = base.cgroup = 0;
 	}
+	off = base;
+	off.type = PERF_TYPE_SOFTWARE;
 	if (s->opts.offcpu) {
 		off.config = PERF_COUNT_SW_BPF_OUTPUT;
 		off.freq = 0;
@@ -123,8 +141,7 @@ int rec_output_attr(struct rec_session *s)
 		if (err < 0)
 			return err;
 		s->off_evidx = err;
-		if (s->opts.no_cpu)
-			s->attr = off;
+		off.mmap = off.mmap2 = off.comm = off.comm_exec = off.task = off.cgroup = 0;
 	}
 	if (s->opts.gpu) {
 		/* One sample per kernel launch, under the stack that launched it. */
@@ -138,8 +155,7 @@ int rec_output_attr(struct rec_session *s)
 		if (err < 0)
 			return err;
 		s->gpu_evidx = err;
-		if (s->opts.no_cpu && !s->opts.offcpu)
-			s->attr = gpu;
+		gpu.mmap = gpu.mmap2 = gpu.comm = gpu.comm_exec = gpu.task = gpu.cgroup = 0;
 		/* One sample per kernel, copy or set the CUDA adapter timed: period = ns on
 		 * the GPU, under the stack of its launch; RAW: the rest of its record. */
 		gpu.sample_type |= PERF_SAMPLE_RAW;

@@ -17,6 +17,7 @@
 #include "base/hash.h"
 #include "symbolize/buildid.h"
 #include "symbolize/cpython.h"
+#include "perfdata/evspec.h"
 #include "perfdata/perfdata.h"
 #include "profile/gpu_events.h"
 #include "profile.h"
@@ -31,6 +32,7 @@ struct rec_unwind;
 struct rec_python;
 struct rec_synth;
 struct rec_gpu;
+struct rec_cgroups;
 struct proc_map;
 
 /*
@@ -49,10 +51,16 @@ enum rec_switch_method {
 struct rec_opts {
 	pid_t *pids; /* -p */
 	size_t nr_pids;
-	bool system_wide;     /* -a */
-	char **cmd_argv;      /* -- CMD ARGS */
-	uint64_t duration_ns; /* -d, 0 = until the targets end */
-	uint64_t freq;	      /* -F */
+	bool system_wide;      /* -a */
+	char **cmd_argv;       /* -- CMD ARGS */
+	uint64_t duration_ns;  /* -d, 0 = until the targets end */
+	uint64_t freq;	       /* -F */
+	uint64_t count;	       /* -c: sample every count events, 0 = by -F */
+	const char *events;    /* -e: the sampling events, NULL = cpu-clock */
+	const char *cpu_list;  /* -C: the CPUs the sampling events run on, NULL = all */
+	const char *cgroups;   /* -G: only threads of these cgroups (and below) are sampled */
+	bool no_cgroups;       /* --no-cgroups: samples carry no cgroup */
+	const char *label_env; /* --label-env LABEL=VAR,...: read from containers */
 	bool no_kernel;
 	bool offcpu;		 /* --offcpu: off-CPU time as a second event */
 	bool no_cpu;		 /* --no-cpu: no cpu-clock sampling */
@@ -88,10 +96,25 @@ struct rec_sideband {
 	char *copy; /* room for a record that wraps the end of the data area */
 };
 
+/* A sampling event (-e; cpu-clock by default), opened on every CPU -C allows. */
+struct rec_event {
+	struct evspec spec; /* its name and attr, as opened */
+	int evidx;	    /* its attr in perf.data */
+	bool tracepoint;    /* on_tp_sample, not on_sample */
+	bool opened;	    /* on some CPU already */
+	uint64_t tp_id;	    /* a tracepoint: the one event's id */
+};
+
+/* CPUs -C can name. */
+#define REC_MAX_CPUS 4096
+
 struct rec_cpu {
 	int cpu;
-	int clock_fd;	   /* cpu-clock event the BPF program hangs off (-1 with --no-cpu) */
-	uint64_t clock_id; /* its PERF_EVENT_IOC_ID: the sample id in perf.data */
+	/* Each sampling event on this CPU (-1: not opened here) with the BPF program
+	 * attached, and its PERF_EVENT_IOC_ID: the sample id in perf.data. */
+	int ev_fd[PROFILE_MAX_EVENTS];
+	uint64_t ev_id[PROFILE_MAX_EVENTS];
+	struct bpf_link *ev_link[PROFILE_MAX_EVENTS];
 	/*
 	 * --offcpu: a bpf-output event that never fires, opened only so that the
 	 * offcpu-time samples of this CPU carry an id the kernel will not reuse.
@@ -103,7 +126,6 @@ struct rec_cpu {
 	int gpu_time_fd; /* --gpu: the same for gpu-time samples (the adapter's records) */
 	uint64_t gpu_time_id;
 	uint64_t id; /* the first attr's id: the sample_id trailer of side-band records */
-	struct bpf_link *link;
 	uint64_t lost_seen[PROFILE_LOST_NR]; /* BPF counters already reported */
 	struct rec_sideband sb;
 };
@@ -208,11 +230,15 @@ struct rec_session {
 	struct rec_cpu **cpu_by_nr; /* [nr_possible], NULL for offline CPUs */
 
 	struct pd_writer *w;
-	int evidx;			 /* cpu-clock, -1 with --no-cpu */
-	int off_evidx;			 /* offcpu-time, -1 without --offcpu */
-	int gpu_evidx;			 /* gpu-launch, -1 without --gpu */
-	int gpu_time_evidx;		 /* gpu-time, -1 without --gpu */
-	struct perf_event_attr attr;	 /* the first event in perf.data */
+	struct rec_event *evs; /* the sampling events, none with --no-cpu */
+	int nr_evs;
+	uint64_t cpu_set[REC_MAX_CPUS / 64]; /* -C */
+	struct rec_cgroups *cg;		     /* cgroup ids seen (cgroups.c) */
+	int cgroup_mode;		     /* PROFILE_CGROUP_*: the hierarchy samples name */
+	int off_evidx;			     /* offcpu-time, -1 without --offcpu */
+	int gpu_evidx;			     /* gpu-launch, -1 without --gpu */
+	int gpu_time_evidx;		     /* gpu-time, -1 without --gpu */
+	struct perf_event_attr attr;	     /* the first event in perf.data */
 	struct bpf_program *switch_prog; /* the loaded sched_switch program (tp_btf or raw_tp) */
 	int switch_method;		 /* REC_SWITCH_* in use */
 	bool open_waits;		 /* offcpu_open loaded: stretches open at the end */
@@ -266,6 +292,30 @@ void rec_events_disable(struct rec_session *s);
 int rec_target_add(struct rec_session *s, pid_t pid);
 int rec_read_bpf_lost(struct rec_session *s, uint32_t slot, uint64_t *vals);
 void rec_session_teardown(struct rec_session *s);
+
+/* events.c: the sampling events. */
+int rec_events_parse(struct rec_session *s);
+int rec_events_open_cpu(struct rec_session *s, struct rec_cpu *c);
+/* Enable (on) or disable every sampling event. */
+int rec_events_start(struct rec_session *s, bool on);
+void rec_events_close(struct rec_session *s, struct rec_cpu *c);
+void rec_events_free(struct rec_session *s);
+/* session.c: one line for an event perf_event_open refused with err. */
+void rec_event_open_error(const char *ev, int cpu, int err);
+
+/* cgroups.c: the cgroup hierarchy samples name, each id's path as a CGROUP record. */
+/* Before the BPF object is opened: s->cgroup_mode. */
+int rec_cgroups_init(struct rec_session *s);
+const char *rec_cgroups_mode_name(const struct rec_session *s);
+/* -G: how many cgroups it names; after load, their ids into the BPF filter. */
+size_t rec_cgroups_allow_count(const struct rec_session *s);
+int rec_cgroups_allow(struct rec_session *s);
+/* A sample's cgroup id: its path written as a PERF_RECORD_CGROUP the first time. */
+uint64_t rec_cgroup_of(struct rec_session *s, pid_t pid, pid_t tid, uint64_t time, uint64_t id);
+/* After the last sample: the ids not resolved yet, looked up once more and written. */
+int rec_cgroups_finish(struct rec_session *s);
+void rec_cgroups_summary(const struct rec_session *s);
+void rec_cgroups_free(struct rec_session *s);
 
 /* sideband.c */
 int rec_sideband_open(struct rec_session *s, struct rec_cpu *c);

@@ -68,13 +68,14 @@ static uint64_t trim_sched(const struct rec_session *s, const __u64 *ips, uint64
 	return j < nk ? j : 0;
 }
 
-static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, bool offcpu)
+/* The id of sampling event ev (-1: offcpu-time) on cpu. */
+static uint64_t sample_id(const struct rec_session *s, uint32_t cpu, int ev)
 {
 	const struct rec_cpu *c = cpu < (uint32_t)s->nr_possible && s->cpu_by_nr[cpu]
 					  ? s->cpu_by_nr[cpu]
 					  : &s->cpus[0];
 
-	return offcpu ? c->off_id : c->clock_id;
+	return ev < 0 ? c->off_id : c->ev_id[ev];
 }
 
 /* The Python frames (pairs) of record r of size bytes: their number in *n. */
@@ -109,10 +110,16 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	uint64_t *cc = s->callchain, nk, room, skip = 0;
 	const __u64 *kips;
 	bool offcpu;
-	int n = 0, evidx, err;
+	int n = 0, ev = -1, evidx, err;
 
 	offcpu = ps->kind == PROFILE_KIND_OFFCPU;
-	evidx = offcpu ? s->off_evidx : s->evidx;
+	if (!offcpu) {
+		/* The attach cookie: which sampling event fired. */
+		ev = ps->state;
+		if (ev >= s->nr_evs)
+			return 0;
+	}
+	evidx = offcpu ? s->off_evidx : s->evs[ev].evidx;
 	if (evidx < 0)
 		return 0;
 	room = (size - PROFILE_SAMPLE_HDR_SIZE) / sizeof(uint64_t);
@@ -149,7 +156,8 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	smp.period = ps->period;
 	smp.nr_ips = n;
 	smp.ips = cc;
-	smp.id = sample_id(s, ps->cpu, offcpu);
+	smp.id = sample_id(s, ps->cpu, ev);
+	smp.cgroup = rec_cgroup_of(s, ps->pid, ps->tid, ps->time, ps->cgroup);
 	if (offcpu) {
 		raw.state = ps->state;
 		smp.raw = &raw;

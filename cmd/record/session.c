@@ -154,7 +154,8 @@ int rec_cpus_init(struct rec_session *s)
 	}
 	for (i = 0; i < s->nr_cpus; i++) {
 		s->cpus[i].cpu = cpus[i];
-		s->cpus[i].clock_fd = -1;
+		for (int k = 0; k < PROFILE_MAX_EVENTS; k++)
+			s->cpus[i].ev_fd[k] = -1;
 		s->cpus[i].off_fd = -1;
 		s->cpus[i].gpu_fd = -1;
 		s->cpus[i].gpu_time_fd = -1;
@@ -174,6 +175,15 @@ static const char *const switch_names[REC_SWITCH_NR] = {
 	[REC_SWITCH_SWITCH_OUT] = "tp_btf/sched_switch, user stacks at switch-out",
 	[REC_SWITCH_RAW_TP] = "raw_tp/sched_switch, stacks at switch-out",
 };
+
+/* Whether a sampling event is a tracepoint (tp) or any other kind. */
+static bool has_event(const struct rec_session *s, bool tp)
+{
+	for (int i = 0; i < s->nr_evs; i++)
+		if (s->evs[i].tracepoint == tp)
+			return true;
+	return false;
+}
 
 /* --offcpu-min under which REC_SWITCH_SWITCH_OUT is the default. */
 #define DEFER_MIN_NS 100000ULL
@@ -240,7 +250,12 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	/* -a needs no fork/exit bookkeeping. */
 	bpf_program__set_autoload(skel->progs.on_fork, !o->system_wide);
 	bpf_program__set_autoload(skel->progs.on_exit, !o->system_wide);
-	bpf_program__set_autoload(skel->progs.on_sample, !o->no_cpu);
+	bpf_program__set_autoload(skel->progs.on_sample, has_event(s, false));
+	bpf_program__set_autoload(skel->progs.on_tp_sample, has_event(s, true));
+	skel->rodata->cgroup_mode = s->cgroup_mode;
+	skel->rodata->cgroup_filter = o->cgroups != NULL;
+	if (o->cgroups)
+		bpf_map__set_max_entries(skel->maps.cgroup_allow, rec_cgroups_allow_count(s));
 	bpf_program__set_autoload(skel->progs.on_switch_btf, o->offcpu && !raw_tp);
 	bpf_program__set_autoload(skel->progs.on_switch_raw, o->offcpu && raw_tp);
 	bpf_program__set_autoload(skel->progs.on_rseq_update,
@@ -385,7 +400,7 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 }
 
 /* One line naming the event, why it failed and what to do. */
-static void event_open_error(const char *ev, int cpu, int err)
+void rec_event_open_error(const char *ev, int cpu, int err)
 {
 	switch (-err) {
 	case ENOENT:
@@ -429,7 +444,7 @@ static int open_id_event(int cpu, int *fdp, uint64_t *id)
 
 	fd = perf_event_open(&attr, -1, cpu);
 	if (fd < 0) {
-		event_open_error("bpf-output", cpu, fd);
+		rec_event_open_error("bpf-output", cpu, fd);
 		return fd;
 	}
 	*fdp = fd;
@@ -443,16 +458,7 @@ static int open_id_event(int cpu, int *fdp, uint64_t *id)
 
 int rec_events_open(struct rec_session *s)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = s->opts.freq,
-		.exclude_kernel = s->opts.no_kernel,
-		.disabled = 1,
-	};
-	int i, err, fd;
+	int i, err;
 
 	for (i = 0; i < s->nr_cpus; i++) {
 		struct rec_cpu *c = &s->cpus[i];
@@ -475,44 +481,27 @@ int rec_events_open(struct rec_session *s)
 				return err;
 			c->id = c->off_id;
 		}
-		if (s->opts.no_cpu)
-			continue;
-		fd = perf_event_open(&attr, -1, c->cpu);
-		if (fd < 0) {
-			event_open_error("cpu-clock", c->cpu, fd);
-			return fd;
-		}
-		c->clock_fd = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &c->clock_id)) {
-			err = -errno;
-			pa_err("cannot read the id of the cpu-clock event: %s", strerror(-err));
+		err = rec_events_open_cpu(s, c);
+		if (err)
 			return err;
-		}
-		c->id = c->clock_id;
-		c->link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
-		if (!c->link) {
-			err = -errno;
-			pa_err("cannot attach the BPF program to cpu-clock on CPU %d: %s", c->cpu,
-			       strerror(-err));
-			return err;
-		}
 	}
+	/* -C: CPUs that sample nothing name the first attr in their side-band too. */
+	for (i = 0; i < s->nr_cpus && !s->cpus[i].id; i++)
+		;
+	for (int k = 0; i < s->nr_cpus && k < s->nr_cpus; k++)
+		if (!s->cpus[k].id)
+			s->cpus[k].id = s->cpus[i].id;
 	return 0;
 }
 
 /* Start sampling on every CPU (events are opened disabled so all start together). */
 int rec_events_enable(struct rec_session *s)
 {
-	int i, err;
+	int err;
 
-	for (i = 0; i < s->nr_cpus; i++)
-		if (s->cpus[i].clock_fd >= 0 &&
-		    ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_ENABLE, 0)) {
-			err = -errno;
-			pa_err("cannot enable cpu-clock on CPU %d: %s", s->cpus[i].cpu,
-			       strerror(-err));
-			return err;
-		}
+	err = rec_events_start(s, true);
+	if (err)
+		return err;
 	if (s->opts.offcpu) {
 		s->skel->bss->offcpu_start_ns = pa_now_ns();
 		/* Before sched_switch: every stack it leaves pending has its return seen. */
@@ -556,9 +545,8 @@ void rec_events_disable(struct rec_session *s)
 {
 	int i;
 
+	rec_events_start(s, false);
 	for (i = 0; i < s->nr_cpus; i++) {
-		if (s->cpus[i].clock_fd >= 0)
-			ioctl(s->cpus[i].clock_fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (s->cpus[i].sb.fd >= 0)
 			ioctl(s->cpus[i].sb.fd, PERF_EVENT_IOC_DISABLE, 0);
 	}
@@ -599,9 +587,7 @@ void rec_session_teardown(struct rec_session *s)
 	int i;
 
 	for (i = 0; s->cpus && i < s->nr_cpus; i++) {
-		bpf_link__destroy(s->cpus[i].link);
-		if (s->cpus[i].clock_fd >= 0)
-			close(s->cpus[i].clock_fd);
+		rec_events_close(s, &s->cpus[i]);
 		if (s->cpus[i].off_fd >= 0)
 			close(s->cpus[i].off_fd);
 		if (s->cpus[i].gpu_fd >= 0)
@@ -632,4 +618,6 @@ void rec_session_teardown(struct rec_session *s)
 	rec_files_free(&s->files);
 	rec_sideband_batch_free(&s->sb_batch);
 	rec_offcpu_free(s);
+	rec_events_free(s);
+	rec_cgroups_free(s);
 }

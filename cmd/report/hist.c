@@ -39,7 +39,11 @@ static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t f
 			key->func = f->func + 1; /* 0 means "not keyed" */
 			break;
 		case SK_STATE:
-			key->state = cg_label_str(s->labels, CG_LABEL_STATE);
+		case SK_CGROUP:
+		case SK_CONTAINER:
+		case SK_POD:
+			key->label[h->opts.keys[i] - SK_FIRST_LABEL] =
+				cg_label_str(s->labels, hist_label_key(h->opts.keys[i]));
 			break;
 		case SK_NR:
 			break;
@@ -47,17 +51,36 @@ static void make_key(const struct hists *h, const struct cg_stack *s, uint32_t f
 	}
 }
 
+const char *hist_label_key(enum sort_key k)
+{
+	switch (k) {
+	case SK_STATE:
+		return CG_LABEL_STATE;
+	case SK_CGROUP:
+		return CG_LABEL_CGROUP;
+	case SK_CONTAINER:
+		return CG_LABEL_CONTAINER;
+	case SK_POD:
+		return CG_LABEL_POD;
+	default:
+		return NULL;
+	}
+}
+
 static uint64_t key_hash(const struct hist_entry *k)
 {
 	uint64_t x = hash_mix(hash_mix(hash_mix(0, (uintptr_t)k->comm), k->pid), k->tid);
 
-	return hash_mix(hash_mix(hash_mix(x, (uintptr_t)k->dso), k->func), (uintptr_t)k->state);
+	x = hash_mix(hash_mix(x, (uintptr_t)k->dso), k->func);
+	for (size_t i = 0; i < SK_NR_LABELS; i++)
+		x = hash_mix(x, (uintptr_t)k->label[i]);
+	return x;
 }
 
 static bool key_eq(const struct hist_entry *a, const struct hist_entry *b)
 {
 	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid && a->dso == b->dso &&
-	       a->func == b->func && a->state == b->state;
+	       a->func == b->func && !memcmp(a->label, b->label, sizeof(a->label));
 }
 
 static bool entry_eq(const void *ctx, uint32_t id, const void *key)
@@ -500,7 +523,11 @@ static int cmp_keys(const struct hists *h, const struct hist_entry *a, const str
 				c = cmp_str(fa->dso_name, fb->dso_name);
 			break;
 		case SK_STATE:
-			c = cmp_str(a->state, b->state);
+		case SK_CGROUP:
+		case SK_CONTAINER:
+		case SK_POD:
+			c = cmp_str(a->label[h->opts.keys[i] - SK_FIRST_LABEL],
+				    b->label[h->opts.keys[i] - SK_FIRST_LABEL]);
 			break;
 		case SK_NR:
 			break;

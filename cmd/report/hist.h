@@ -15,8 +15,27 @@
 #include "base/hash.h"
 #include "profile/callgraph.h"
 
-/* SK_STATE: the off-CPU thread state of the samples ("-" for those without one). */
-enum sort_key { SK_COMM, SK_PID, SK_TID, SK_DSO, SK_SYM, SK_STATE, SK_NR };
+/*
+ * The label keys (SK_STATE on) sort by a label of the samples ("-" for those without
+ * it): the off-CPU thread state, the cgroup path, the container id, the pod.
+ */
+enum sort_key {
+	SK_COMM,
+	SK_PID,
+	SK_TID,
+	SK_DSO,
+	SK_SYM,
+	SK_STATE,
+	SK_CGROUP,
+	SK_CONTAINER,
+	SK_POD,
+	SK_NR
+};
+#define SK_FIRST_LABEL SK_STATE
+#define SK_NR_LABELS   (SK_NR - SK_FIRST_LABEL)
+
+/* The callgraph label a label key sorts by. */
+const char *hist_label_key(enum sort_key k);
 
 enum chain_order { ORDER_NONE, ORDER_CALLER, ORDER_CALLEE };
 
@@ -50,9 +69,10 @@ struct hist_entry {
 	const char *comm;
 	uint32_t pid, tid;
 	const char *dso;
-	const char *state; /* its samples' CG_LABEL_STATE; valid when the state key is used */
-	uint32_t func;	   /* valid when the sym key is used */
-	uint32_t frame;	   /* representative frame: sym name, ring, dso */
+	/* Its samples' label of each label key (SK_FIRST_LABEL + i); valid when used. */
+	const char *label[SK_NR_LABELS];
+	uint32_t func;	/* valid when the sym key is used */
+	uint32_t frame; /* representative frame: sym name, ring, dso */
 	uint64_t self, children;
 	uint32_t first_tid;	/* thread of the first sample: perf's he->thread */
 	uint32_t max_depth;	/* longest chain appended */

@@ -36,6 +36,7 @@ struct report {
 	double chain_min_percent;
 	struct pa_id_list pids, tids;
 	struct pa_str_list comms;
+	struct pa_str_list pods, containers; /* --pod, --container */
 	bool quiet;
 	struct machine_opts mopts;
 	const char *focus, *ignore; /* --focus, --ignore: regexes, NULL none */
@@ -51,7 +52,8 @@ static void usage(FILE *f)
 		"usage: pa-report [options]\n"
 		"       pa-report --diff [options] BASE NEW\n"
 		"  -i, --input FILE          perf.data to read (default perf.data; '-' = stdin)\n"
-		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym,state (default "
+		"  -s, --sort KEYS           comma list of comm,pid,tid,dso,sym,state,\n"
+		"                            cgroup,container,pod (default "
 		"comm,dso,sym;\n"
 		"                            state: why an offcpu-time sample was off the CPU)\n"
 		"      --children            add callees' time to callers (default with call "
@@ -64,6 +66,9 @@ static void usage(FILE *f)
 		"      --pid PID[,PID...]    only these processes\n"
 		"      --tid TID[,TID...]    only these threads\n"
 		"      --comm NAME[,NAME...] only these commands\n"
+		"      --pod POD[,POD...]    only these Kubernetes pods (UID, or pod_name label)\n"
+		"      --container ID[,ID...] only these containers (id, 4+ characters of it, or\n"
+		"                            container_name label)\n"
 		"      --focus RE            only samples with a function matching RE on the "
 		"stack\n"
 		"      --ignore RE           no samples with a function matching RE on the "
@@ -84,7 +89,8 @@ static void usage(FILE *f)
 
 static int parse_sort(const char *arg, struct hist_opts *o)
 {
-	static const char *const names[SK_NR] = {"comm", "pid", "tid", "dso", "sym", "state"};
+	static const char *const names[SK_NR] = {"comm",  "pid",    "tid",	 "dso", "sym",
+						 "state", "cgroup", "container", "pod"};
 	char *copy = strdup(arg), *tok, *save = NULL;
 	int ret = 0;
 	size_t k;
@@ -97,7 +103,9 @@ static int parse_sort(const char *arg, struct hist_opts *o)
 			if (!strcmp(tok, names[k]))
 				break;
 		if (k == SK_NR) {
-			pa_err("unknown sort key '%s'; use comm, pid, tid, dso, sym or state", tok);
+			pa_err("unknown sort key '%s'; use comm, pid, tid, dso, sym, state, "
+			       "cgroup, container or pod",
+			       tok);
 			ret = -EINVAL;
 			break;
 		}
@@ -105,7 +113,8 @@ static int parse_sort(const char *arg, struct hist_opts *o)
 			o->keys[o->nr_keys++] = k;
 	}
 	if (!ret && !o->nr_keys) {
-		pa_err("empty --sort; use comm, pid, tid, dso, sym or state");
+		pa_err("empty --sort; use comm, pid, tid, dso, sym, state, cgroup, container or "
+		       "pod");
 		ret = -EINVAL;
 	}
 	free(copy);
@@ -166,6 +175,8 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_COMM,
+	OPT_POD,
+	OPT_CONTAINER,
 	OPT_STDIO,
 	OPT_VERSION,
 	OPT_FOCUS,
@@ -188,6 +199,8 @@ static const struct option long_opts[] = {
 	{"pid", required_argument, NULL, OPT_PID},
 	{"tid", required_argument, NULL, OPT_TID},
 	{"comm", required_argument, NULL, OPT_COMM},
+	{"pod", required_argument, NULL, OPT_POD},
+	{"container", required_argument, NULL, OPT_CONTAINER},
 	{"stdio", no_argument, NULL, OPT_STDIO},
 	{"focus", required_argument, NULL, OPT_FOCUS},
 	{"ignore", required_argument, NULL, OPT_IGNORE},
@@ -291,6 +304,14 @@ static int parse_args(int argc, char **argv, struct report *rep, struct hist_opt
 			break;
 		case OPT_COMM:
 			if (pa_str_list_parse(&rep->comms, optarg))
+				return -1;
+			break;
+		case OPT_POD:
+			if (pa_str_list_parse(&rep->pods, optarg))
+				return -1;
+			break;
+		case OPT_CONTAINER:
+			if (pa_str_list_parse(&rep->containers, optarg))
 				return -1;
 			break;
 		case OPT_STDIO:
@@ -405,12 +426,18 @@ static bool sorts_by(const struct hist_opts *ho, enum sort_key k)
 	return false;
 }
 
+/* Whether a filter of the samples' threads, pods or containers is given. */
+static bool filtered(const struct report *rep)
+{
+	return rep->pids.nr || rep->tids.nr || rep->comms.nr || rep->pods.nr || rep->containers.nr;
+}
+
 /* --event gpu: the per-kernel summary.  The exit status. */
 static int report_gpu(const struct report *rep, const struct cg_profile *cg, const char *name)
 {
 	switch (report_gpu_summary(stdout, cg, !rep->quiet)) {
 	case 0:
-		if (rep->pids.nr || rep->tids.nr || rep->comms.nr)
+		if (filtered(rep))
 			pa_err("%s: no GPU samples match the filters", name);
 		else
 			pa_err("%s: no GPU samples; record them with pa-record --gpu", name);
@@ -513,6 +540,10 @@ int main(int argc, char **argv)
 		.nr_tids = rep.tids.nr,
 		.comms = (const char *const *)rep.comms.strs,
 		.nr_comms = rep.comms.nr,
+		.pods = (const char *const *)rep.pods.strs,
+		.nr_pods = rep.pods.nr,
+		.containers = (const char *const *)rep.containers.strs,
+		.nr_containers = rep.containers.nr,
 	};
 	if (rep.diff) {
 		ret = report_diffs(&rep, &filter, fo);
@@ -567,8 +598,7 @@ int main(int argc, char **argv)
 		if (report_event(&rep, cg, 0, &ho))
 			goto out;
 		pa_warn("%s: no samples%s", in.name,
-			rep.pids.nr || rep.tids.nr || rep.comms.nr || fo ? " match the filters"
-									 : "");
+			filtered(&rep) || fo ? " match the filters" : "");
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		pa_err("writing the report: %s", strerror(errno));
@@ -582,5 +612,7 @@ out:
 	pa_id_list_free(&rep.pids);
 	pa_id_list_free(&rep.tids);
 	pa_str_list_free(&rep.comms);
+	pa_str_list_free(&rep.pods);
+	pa_str_list_free(&rep.containers);
 	return ret;
 }

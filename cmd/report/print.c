@@ -25,8 +25,9 @@ struct graph_ctx {
 
 static const char *col_header(enum sort_key k)
 {
-	static const char *const names[SK_NR] = {"Command",	  "Pid",    "Tid",
-						 "Shared Object", "Symbol", "State"};
+	static const char *const names[SK_NR] = {"Command",	  "Pid",       "Tid",
+						 "Shared Object", "Symbol",    "State",
+						 "Cgroup",	  "Container", "Pod"};
 
 	return names[k];
 }
@@ -52,7 +53,10 @@ static const char *col_text(const struct hists *h, const struct hist_entry *e, e
 		snprintf(buf, len, "[%c] %s", f->kernel ? 'k' : '.', f->name);
 		return buf;
 	case SK_STATE:
-		return e->state ? e->state : "-";
+	case SK_CGROUP:
+	case SK_CONTAINER:
+	case SK_POD:
+		return e->label[k - SK_FIRST_LABEL] ? e->label[k - SK_FIRST_LABEL] : "-";
 	case SK_NR:
 		break;
 	}

@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "perfdata/event.h"
 #include "profile/callgraph.h"
+#include "profile/container.h"
 #include "profile/gpu_sum.h"
 #include "profile/offcpu.h"
 #include "symbolize/dso.h"
@@ -120,6 +121,10 @@ struct cg_profile {
 
 	struct gpu_sum gpu;	     /* gpu-launch and gpu-time samples by kernel */
 	struct cg_label gpu_wait[1]; /* thread_state: gpu-wait, once interned */
+	/* The labels of each cgroup id samples carried (cgroup_labels). */
+	struct hidx cgl_idx;
+	struct cgroup_labels *cgls;
+	size_t nr_cgls, cap_cgls;
 	/* The last off-CPU state seen (offcpu_state_name's) and its label set. */
 	const char *last_state;
 	const struct cg_labels *last_state_labels;
@@ -522,6 +527,102 @@ static int labels_of(struct cg_profile *cg, const struct cg_label *v, size_t nr,
 	cg->lsets[cg->nr_lsets++] = l;
 	*out = l;
 	return 0;
+}
+
+/* The labels cgroup id gives its samples: its path, container and pod, then those of
+ * its record (pa-record --label-env). */
+#define CGROUP_LABELS 11
+struct cgroup_labels {
+	uint64_t id;
+	bool named; /* a PERF_RECORD_CGROUP named it (a later one may) */
+	size_t nr;
+	struct cg_label v[CGROUP_LABELS];
+};
+
+static bool cgl_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct cg_profile *)ctx)->cgls[id].id == *(const uint64_t *)key;
+}
+
+/* The labels of cgroup id (interned, made on first use from the path a
+ * PERF_RECORD_CGROUP gave it); NULL without memory. */
+static const struct cgroup_labels *cgroup_labels(struct cg_profile *cg, struct machine *m,
+						 uint64_t id)
+{
+	uint64_t h = hash_mix(0, id);
+	int64_t i = hidx_find(&cg->cgl_idx, h, cgl_eq, cg, &id);
+	const char *path = machine_cgroup_path(m, id);
+	struct container_info ci;
+	struct cgroup_labels *l;
+	const char *labels;
+	char unknown[32];
+	size_t len, at;
+
+	if (i >= 0 && (cg->cgls[i].named || !path))
+		return &cg->cgls[i];
+	if (i >= 0) {
+		l = &cg->cgls[i]; /* named since its first samples */
+	} else {
+		if (pa_grow((void **)&cg->cgls, &cg->cap_cgls, cg->nr_cgls + 1,
+			    sizeof(*cg->cgls)) ||
+		    hidx_insert(&cg->cgl_idx, h, cg->nr_cgls))
+			return NULL;
+		l = &cg->cgls[cg->nr_cgls++];
+	}
+	memset(l, 0, sizeof(*l));
+	l->id = id;
+	l->named = path != NULL;
+	if (!path) {
+		/* perf names a cgroup it has no record of by its id as well. */
+		snprintf(unknown, sizeof(unknown), "cgroup-%llu", (unsigned long long)id);
+		path = unknown;
+	}
+	l->v[l->nr].key = intern(cg, CG_LABEL_CGROUP);
+	l->v[l->nr++].str = intern(cg, path);
+	if (!container_parse(path, &ci)) {
+		if (ci.id[0]) {
+			l->v[l->nr].key = intern(cg, CG_LABEL_CONTAINER);
+			l->v[l->nr++].str = intern(cg, ci.short_id);
+		}
+		if (ci.pod_uid[0]) {
+			l->v[l->nr].key = intern(cg, CG_LABEL_POD);
+			l->v[l->nr++].str = intern(cg, ci.pod_uid);
+		}
+	}
+	labels = machine_cgroup_labels(m, id, &len);
+	for (at = 0; labels && at < len && labels[at] && l->nr < CGROUP_LABELS;
+	     at += strnlen(labels + at, len - at) + 1) {
+		const char *kv = labels + at, *eq = memchr(kv, '=', strnlen(kv, len - at));
+		char key[64];
+
+		if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key))
+			continue;
+		memcpy(key, kv, eq - kv);
+		key[eq - kv] = '\0';
+		l->v[l->nr].key = intern(cg, key);
+		l->v[l->nr++].str = intern(cg, eq + 1);
+	}
+	for (size_t k = 0; k < l->nr; k++)
+		if (!l->v[k].key || !l->v[k].str)
+			return NULL;
+	return l;
+}
+
+/* *labels with the labels of the sample's cgroup id added.  0 or -ENOMEM. */
+static int add_cgroup_labels(struct cg_profile *cg, struct machine *m, uint64_t id,
+			     const struct cg_labels **labels)
+{
+	const struct cgroup_labels *cl = cgroup_labels(cg, m, id);
+	struct cg_label v[CG_MAX_LABELS];
+	size_t n = 0, i;
+
+	if (!cl)
+		return -ENOMEM;
+	for (i = 0; *labels && i < (*labels)->nr && n < CG_MAX_LABELS; i++)
+		v[n++] = (*labels)->v[i];
+	for (i = 0; i < cl->nr && n < CG_MAX_LABELS; i++)
+		v[n++] = cl->v[i];
+	return labels_of(cg, v, n, labels);
 }
 
 /* What a sample's RAW payload says, decoded once: an off-CPU thread state, or a GPU
@@ -963,6 +1064,39 @@ static bool keep(const struct cg_filter *f, uint32_t pid, uint32_t tid, const ch
 	return false;
 }
 
+/* Whether one of names[0..nr) is label key's value in l (prefix: a prefix of it,
+ * or it a prefix of the name: ids given short or whole). */
+static bool label_in(const struct cg_labels *l, const char *key, const char *const *names,
+		     size_t nr, bool prefix)
+{
+	const char *v = cg_label_str(l, key);
+	size_t i, n;
+
+	for (i = 0; v && i < nr; i++) {
+		if (!strcmp(names[i], v))
+			return true;
+		n = strlen(names[i]) < strlen(v) ? strlen(names[i]) : strlen(v);
+		if (prefix && n >= 4 && !strncmp(names[i], v, n))
+			return true;
+	}
+	return false;
+}
+
+/* The pod and container filters, on a sample's labels. */
+static bool keep_labels(const struct cg_filter *f, const struct cg_labels *l)
+{
+	if (!f)
+		return true;
+	if (f->nr_pods && !label_in(l, CG_LABEL_POD, f->pods, f->nr_pods, false) &&
+	    !label_in(l, CG_LABEL_POD_NAME, f->pods, f->nr_pods, false))
+		return false;
+	if (f->nr_containers &&
+	    !label_in(l, CG_LABEL_CONTAINER, f->containers, f->nr_containers, true) &&
+	    !label_in(l, CG_LABEL_CONTAINER_NAME, f->containers, f->nr_containers, false))
+		return false;
+	return true;
+}
+
 static void note_event_attr(struct cg_profile *cg, const struct pd_evsel *evsel)
 {
 	struct cg_event *ev = event_get(cg, evsel->idx, evsel->name);
@@ -1092,6 +1226,11 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 		raw_decode(evsel, s, &ri);
 		if (raw_labels(cg, &ri, &labels))
 			goto nomem;
+		if (evsel && (evsel->attr.sample_type & PERF_SAMPLE_CGROUP) && s->cgroup &&
+		    add_cgroup_labels(cg, m, s->cgroup, &labels))
+			goto nomem;
+		if (!keep_labels(filter, labels))
+			continue;
 		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
 			goto nomem;
 		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
@@ -1187,6 +1326,8 @@ void cg_free(struct cg_profile *cg)
 		free(cg->lsets[i]);
 	free(cg->lsets);
 	hidx_free(&cg->lset_idx);
+	free(cg->cgls);
+	hidx_free(&cg->cgl_idx);
 	free(cg->mlocs);
 	free(cg->scratch);
 	free(cg->ids);

@@ -78,6 +78,13 @@ struct cg_label {
 #define CG_LABEL_STATE	    "thread_state" /* off-CPU: "sleep", "io", ... */
 #define CG_LABEL_GPU_DEVICE "gpu_device"   /* gpu-time: "0", "1", ... */
 #define CG_LABEL_GPU_STREAM "gpu_stream"   /* gpu-time: the CUDA stream's id */
+/* Samples with a cgroup (PERF_SAMPLE_CGROUP): its path, and what the path says. */
+#define CG_LABEL_CGROUP	   "cgroup"    /* "/kubepods/burstable/pod<uid>/<id>" */
+#define CG_LABEL_CONTAINER "container" /* the container id's first 12 characters */
+#define CG_LABEL_POD	   "pod"       /* the Kubernetes pod's UID */
+/* Labels the container's environment gave (pa-record --label-env), e.g. these. */
+#define CG_LABEL_POD_NAME	"pod_name"
+#define CG_LABEL_CONTAINER_NAME "container_name"
 
 /* Labels in one set at most. */
 #define CG_MAX_LABELS 16
@@ -124,6 +131,12 @@ struct cg_filter {
 	size_t nr_tids;
 	const char *const *comms;
 	size_t nr_comms;
+	/* Samples whose pod (UID, or name from the container's environment) is one of
+	 * these; whose container (id or its prefix, or name) is one of these. */
+	const char *const *pods;
+	size_t nr_pods;
+	const char *const *containers;
+	size_t nr_containers;
 };
 
 struct cg_profile *cg_new(void);

@@ -38,6 +38,7 @@ struct strtab {
 
 struct builder {
 	const struct cg_profile *cg;
+	bool tid_label; /* pprof_opts.tid_label */
 	struct strtab st;
 	pb_profile prof;
 
@@ -406,7 +407,8 @@ static int build_locations(struct builder *b)
 	return 0;
 }
 
-/* pid, tid and comm; then the stack's own labels (cg_stack.labels). */
+/* pid, tid (pprof_opts.tid_label) and comm; then the stack's own labels
+ * (cg_stack.labels). */
 #define NR_THREAD_LABELS 3
 #define MAX_LABELS	 (NR_THREAD_LABELS + CG_MAX_LABELS)
 
@@ -429,12 +431,13 @@ static bool lset_eq(const void *ctx, uint32_t id, const void *key)
 static int64_t label_set(struct builder *b, const struct cg_stack *s,
 			 const int64_t keys[NR_THREAD_LABELS])
 {
-	struct label_set k = {s->pid, s->tid, s->comm, s->labels, b->nr_lbytes, 0};
+	struct label_set k = {s->pid, b->tid_label ? s->tid : 0, s->comm, s->labels, b->nr_lbytes,
+			      0};
 	uint64_t h = hash_mix(hash_mix(hash_mix(hash_mix(0, k.pid), k.tid), (uintptr_t)k.comm),
 			      (uintptr_t)k.labels);
 	int64_t id = hidx_find(&b->lset_idx, h, lset_eq, b, &k);
 	pb_label lb[MAX_LABELS], *ptrs[MAX_LABELS];
-	size_t i, n = NR_THREAD_LABELS;
+	size_t i, n = 0;
 	pb_sample only;
 
 	if (id >= 0)
@@ -443,12 +446,15 @@ static int64_t label_set(struct builder *b, const struct cg_stack *s,
 		perftools__profiles__label__init(&lb[i]);
 		ptrs[i] = &lb[i];
 	}
-	for (i = 0; i < NR_THREAD_LABELS; i++)
-		lb[i].key = keys[i];
-	lb[0].num = s->pid;
-	lb[1].num = s->tid;
-	lb[2].str = str_id(&b->st, s->comm);
-	if (lb[2].str < 0)
+	lb[n].key = keys[0];
+	lb[n++].num = s->pid;
+	if (b->tid_label) {
+		lb[n].key = keys[1];
+		lb[n++].num = s->tid;
+	}
+	lb[n].key = keys[2];
+	lb[n].str = str_id(&b->st, s->comm);
+	if (lb[n++].str < 0)
 		return -1;
 	for (i = 0; s->labels && i < s->labels->nr && n < MAX_LABELS; i++, n++) {
 		const struct cg_label *l = &s->labels->v[i];
@@ -606,6 +612,7 @@ static int build(struct builder *b, const struct pprof_opts *opts, uint8_t **hea
 	if (!cg_nr_events(b->cg))
 		return -EINVAL;
 	perftools__profiles__profile__init(&b->prof);
+	b->tid_label = opts && opts->tid_label;
 	/* string_table[0] must be "" */
 	if (str_id(&b->st, "") != 0)
 		return -ENOMEM;

@@ -17,6 +17,7 @@
 #define PA_PPROF_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profile/callgraph.h"
@@ -24,6 +25,9 @@
 struct pprof_opts {
 	int64_t time_nanos; /* start of the capture, ns since the epoch (0: unknown) */
 	int64_t duration_nanos;
+	/* A tid label on every sample: each thread's samples apart (pid, comm and the
+	 * samples' own labels are always there). */
+	bool tid_label;
 };
 
 /* The pprof type/unit of an event's period ("cpu-clock" -> "cpu", "nanoseconds"). */

@@ -85,7 +85,9 @@ static void test_cpu_profile(void)
 	struct frame a[] = {fr(0xffffffff81000010ULL, "irq", true), fr(0x10, "hot_a", false),
 			    fr(0x30, "main", false)};
 	struct frame b[] = {fr(0x11, "hot_a", false), fr(0x30, "main", false)};
-	struct pprof_opts o = {.time_nanos = 1700000000000000000LL, .duration_nanos = 3000000000LL};
+	struct pprof_opts o = {.time_nanos = 1700000000000000000LL,
+			       .duration_nanos = 3000000000LL,
+			       .tid_label = true};
 	uint8_t *gz;
 	size_t len, i;
 	pb_profile *p;
@@ -164,6 +166,9 @@ static void test_offcpu_columns(void)
 	CHECK_STR(str(p, p->sample_type[3]->unit), "nanoseconds");
 	CHECK_STR(str(p, p->default_sample_type), "cpu");
 	CHECK_EQ_U64(p->n_sample, 2);
+	/* No tid label unless asked for: threads' samples aggregate. */
+	CHECK(label_num(p, p->sample[0], "tid") == -1);
+	CHECK_EQ_U64(label_num(p, p->sample[0], "pid"), 1);
 	CHECK_EQ_U64(p->sample[1]->n_value, 4);
 	CHECK_EQ_U64(p->sample[1]->value[0], 0);
 	CHECK_EQ_U64(p->sample[1]->value[1], 0);
