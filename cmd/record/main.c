@@ -74,6 +74,11 @@ static const char usage[] =
 	"                          launch under its stack, with the kernel's name; with\n"
 	"                          the CUDA adapter (-- CMD injects it), their GPU time\n"
 	"                          as the gpu-time event\n"
+	"      --pmu               count instead of recording: per process, on-CPU time,\n"
+	"                          switches, run-queue latency and slice percentiles,\n"
+	"                          IPC and cache misses where the CPU has counters\n"
+	"      --per-pid           with --pmu: each thread too\n"
+	"      --json              with --pmu: one JSON document instead of the table\n"
 	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
 	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
 	"      --dump              with -p: print each thread's stack once and exit\n"
@@ -213,6 +218,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_DUMP,
 		OPT_NO_PYTHON,
 		OPT_GPU,
+		OPT_PMU,
+		OPT_PER_PID,
+		OPT_JSON,
 	};
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -237,6 +245,9 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"dump", no_argument, NULL, OPT_DUMP},
 		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 		{"gpu", no_argument, NULL, OPT_GPU},
+		{"pmu", no_argument, NULL, OPT_PMU},
+		{"per-pid", no_argument, NULL, OPT_PER_PID},
+		{"json", no_argument, NULL, OPT_JSON},
 		{"output", required_argument, NULL, 'o'},
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -352,6 +363,15 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			break;
 		case OPT_GPU:
 			o->gpu = true;
+			break;
+		case OPT_PMU:
+			o->pmu = true;
+			break;
+		case OPT_PER_PID:
+			o->per_pid = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
 			break;
 		case OPT_UNWIND_ROWS: {
 			uint64_t v;
@@ -745,6 +765,11 @@ int main(int argc, char **argv)
 	}
 	s.self = getpid();
 	install_signals();
+	if (s.opts.pmu || s.opts.per_pid || s.opts.json) {
+		err = rec_pmu_main(&s);
+		free(s.opts.pids);
+		return err ? 1 : 0;
+	}
 
 	err = rec_check_privileges(&s.opts);
 	if (!err)

@@ -84,6 +84,9 @@ struct rec_opts {
 	bool dump_keep; /* --dump -o FILE: keep the recording it printed */
 	bool no_python; /* --no-python: no Python frames walked */
 	bool gpu;	/* --gpu: CUDA kernel launches as the gpu-launch event */
+	bool pmu;	/* --pmu: count (scheduler, hardware counters), no perf.data */
+	bool per_pid;	/* --per-pid: with --pmu, each thread too */
+	bool json;	/* --json: with --pmu, one JSON document */
 	int argc;	/* for the CMDLINE feature */
 	char **argv;
 };
@@ -479,5 +482,8 @@ int rec_offcpu_ustack(struct rec_session *s, const struct profile_sample *us, si
 int rec_offcpu_flush(struct rec_session *s, bool all);
 void rec_offcpu_open_waits(struct rec_session *s);
 void rec_offcpu_free(struct rec_session *s);
+
+/* pmu.c: --pmu, the counting mode: s's options, targets and CMD; its own BPF object. */
+int rec_pmu_main(struct rec_session *s);
 
 #endif /* PA_RECORD_H */
