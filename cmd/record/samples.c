@@ -189,6 +189,10 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 
 	if (size < PROFILE_SAMPLE_HDR_SIZE)
 		return 0;
+	/* Its cgroup named now, ahead of it: a sample held for its unwind table or its
+	 * user stack is written later, after samples of the same cgroup taken since. */
+	if (ps->kind != PROFILE_KIND_GPU_REC && ps->cgroup)
+		rec_cgroup_of(s, ps->pid, ps->tid, ps->time, ps->cgroup);
 	if (ps->kind == PROFILE_KIND_USTACK)
 		return rec_offcpu_ustack(s, ps, size);
 	if (ps->kind == PROFILE_KIND_GPU_LAUNCH)
