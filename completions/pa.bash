@@ -87,7 +87,7 @@ _pa_record()
 		;;
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
-		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups
+		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups --label-env
 		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
 		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --pmu --per-pid --json --no-python --dump -q --quiet -v -vv
 		--verbose -h --help --version --" -- "$cur"))
@@ -139,7 +139,8 @@ _pa_report()
 		return
 	fi
 	COMPREPLY=($(compgen -W "-i --input -s --sort --children --no-children -g
-		--call-graph --percent-limit --event --pid --tid --comm --focus --ignore --diff
+		--call-graph --percent-limit --event --pid --tid --comm --pod --container --focus
+		--ignore --diff
 		--diff-abs --rows --fail-above --min-samples --stdio --no-demangle
 		--no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
@@ -164,13 +165,13 @@ _pa_convert()
 		COMPREPLY=($(compgen -W "${DEBUGINFOD_URLS:-}" -- "$cur"))
 		return
 		;;
-	--title | --min-width | --focus | --ignore)
+	--title | --min-width | --focus | --ignore | --pod | --container)
 		return
 		;;
 	esac
 	COMPREPLY=($(compgen -W "-i --input --pprof --folded --flamegraph --speedscope -o
 		--output --event --diff --diff-abs --inverted --title --min-width --focus --ignore
-		--no-demangle --no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
+		--pod --container --tid-label --no-demangle --no-inline --debuginfod -q --quiet -h --help --version" -- "$cur"))
 }
 
 _pa_gpu_attach()
