@@ -87,7 +87,7 @@ _pa_record()
 		;;
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
-		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups --label-env
+		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups --label-env --tag
 		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
 		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --pmu --per-pid --json --no-python --dump -q --quiet -v -vv
 		--verbose -h --help --version --" -- "$cur"))

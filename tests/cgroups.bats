@@ -179,3 +179,21 @@ pods_of() {
 	grep -q "sample_type.*CGROUP" <<<"$output" && fail "samples still carry cgroups"
 	return 0
 }
+
+@test "cgroups: --tag labels every sample of the capture, file and pipe" {
+	require_root
+	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_BUILD/tests/pprof-dump"
+	w=$(wl fixed_work)
+	pa_record -q --tag env=prod --tag team=perf -o t.data -- "$w" 100 >/dev/null
+	"$PA_CONVERT" -i t.data --pprof -o t.pb.gz
+	out=$("$PA_BUILD/tests/pprof-dump" t.pb.gz)
+	[ "$(grep -c '^  label env="prod"$' <<<"$out")" -eq "$(grep -c '^  label pid=' <<<"$out")" ] ||
+		fail "not every sample has env=prod"
+	grep -qx '  label team="perf"' <<<"$out" || fail "no team label"
+	pa_record -q --tag env=staging -o - -- "$w" 100 2>/dev/null | "$PA_CONVERT" --pprof -o p.pb.gz
+	grep -qx '  label env="staging"' <<<"$("$PA_BUILD/tests/pprof-dump" p.pb.gz)" ||
+		fail "no tag through a pipe"
+	run -1 "$PA_RECORD" --tag 'no key' -o bad.data -- true
+	[ "${#lines[@]}" -eq 1 ] && grep -q "invalid --tag" <<<"$output" || fail "$output"
+	[ ! -e bad.data ] || fail "bad.data left behind"
+}

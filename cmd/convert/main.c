@@ -419,6 +419,7 @@ int main(int argc, char **argv)
 	struct focus *fo = NULL;
 	char errbuf[256];
 	struct pprof_opts po = {0};
+	const char *tags[PA_MAX_TAGS];
 	struct output out;
 	uint8_t *buf = NULL;
 	size_t len = 0, nr_samples = 0, i;
@@ -455,8 +456,9 @@ int main(int argc, char **argv)
 		nr_samples += cg_event(cg, i)->samples;
 	if (!nr_samples && cv.fmt == FMT_FLAMEGRAPH) {
 		pa_err("%s: no samples to draw%s", in.name,
-		       fo || cv.pods.nr || cv.containers.nr ? " (none is left after the filters)"
-							    : "; record some with pa-record");
+		       fo				? " (none is left after --focus/--ignore)"
+		       : cv.pods.nr || cv.containers.nr ? " (none is left after --pod/--container)"
+							: "; record some with pa-record");
 		goto out;
 	}
 	if (!nr_samples)
@@ -471,6 +473,8 @@ int main(int argc, char **argv)
 	if (cv.fmt == FMT_PPROF) {
 		capture_times(cg, &in, &po);
 		po.tid_label = cv.tid_label;
+		po.nr_tags = pa_input_tags(&in, tags, PA_MAX_TAGS);
+		po.tags = tags;
 		err = pprof_encode(cg, &po, &buf, &len);
 		if (err) {
 			pa_err("encoding the profile: %s", strerror(-err));

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "profile/input.h"
 #include "profile/offcpu.h"
 #include "symbolize/bidcache.h"
 #include "perfdata/pd_write.h"
@@ -49,6 +50,8 @@ static const char usage[] =
 	"                          of its environment, only those read (default\n"
 	"                          pod_name=POD_NAME,pod_namespace=POD_NAMESPACE,\n"
 	"                          container_name=CONTAINER_NAME; \"\" reads none)\n"
+	"      --tag KEY=VALUE     a label on every sample of the capture (pprof), kept\n"
+	"                          in its command line; repeatable\n"
 	"      --no-kernel         no kernel frames\n"
 	"  -N, --no-buildid-cache  don't keep the sampled binaries in ~/.debug\n"
 	"      --offcpu            also record off-CPU time (event offcpu-time, period = ns\n"
@@ -200,6 +203,23 @@ static int env_count(const char *name, uint32_t *out)
 	return 0;
 }
 
+/* --tag KEY=VALUE: kept in the capture's command line (pa_input_tags reads it). */
+static int check_tag(const char *t)
+{
+	const char *eq = strchr(t, '=');
+
+	if (!eq || eq == t || !eq[1])
+		return -EINVAL;
+	for (const char *p = t; p < eq; p++)
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9')))
+			return -EINVAL;
+	for (const char *p = eq + 1; *p; p++)
+		if ((unsigned char)*p < ' ')
+			return -EINVAL;
+	return 0;
+}
+
 static int parse_args(struct rec_opts *o, int argc, char **argv)
 {
 	enum {
@@ -207,6 +227,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_NO_CGROUPS,
 		OPT_ALL_CGROUPS,
 		OPT_LABEL_ENV,
+		OPT_TAG,
 		OPT_NO_BUILDID_CACHE,
 		OPT_VERSION,
 		OPT_OFFCPU,
@@ -234,6 +255,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS},
 		{"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
 		{"label-env", required_argument, NULL, OPT_LABEL_ENV},
+		{"tag", required_argument, NULL, OPT_TAG},
 		{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 		{"no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE},
 		{"offcpu", no_argument, NULL, OPT_OFFCPU},
@@ -260,7 +282,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	const char *offcpu_opt = NULL;
 	const char *env;
 	uint64_t maxrate;
-	int c, modes;
+	int c, modes, nr_tags = 0;
 
 	o->freq = 99;
 	o->compress_level = -1; /* files 1, pipes 0, unless -z says */
@@ -323,6 +345,15 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 			break;
 		case OPT_LABEL_ENV:
 			o->label_env = optarg;
+			break;
+		case OPT_TAG:
+			if (check_tag(optarg) || ++nr_tags > PA_MAX_TAGS) {
+				pa_err("invalid --tag '%s'; give up to %d KEY=VALUE, the key "
+				       "letters, "
+				       "digits and _, e.g. --tag env=prod",
+				       optarg, PA_MAX_TAGS);
+				return -EINVAL;
+			}
 			break;
 		case OPT_NO_BUILDID_CACHE:
 		case 'N':

@@ -90,6 +90,8 @@ void pd_rfeat_free(struct pd_reader *r);
 struct pd_rfeat {
 	char *str[HEADER_LAST_FEATURE];
 	char *cmdline;
+	char **argv; /* CMDLINE's strings, argc of them */
+	int argc;
 	bool have_nrcpus, have_mem;
 	uint32_t online, avail;
 	uint64_t mem_kb;

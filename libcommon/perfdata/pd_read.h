@@ -81,6 +81,8 @@ const struct pd_evsel *pd_reader_evsel_by_id(const struct pd_reader *r, uint64_t
 const char *pd_reader_feature_string(const struct pd_reader *r, int feat);
 /* CMDLINE joined with spaces, NULL if absent. */
 const char *pd_reader_cmdline(const struct pd_reader *r);
+/* The same as the recorder's argv (*argc strings; NULL when the file has none). */
+const char *const *pd_reader_argv(const struct pd_reader *r, int *argc);
 int pd_reader_nrcpus(const struct pd_reader *r, uint32_t *online, uint32_t *avail);
 /* TOTAL_MEM in kB; 0 or -ENOENT. */
 int pd_reader_total_mem(const struct pd_reader *r, uint64_t *kb);

@@ -50,13 +50,27 @@ static void set_string(struct pd_rfeat *f, int feat, struct fcur *c)
 	f->str[feat] = s;
 }
 
+static void free_argv(struct pd_rfeat *f)
+{
+	for (int i = 0; i < f->argc; i++)
+		free(f->argv[i]);
+	free(f->argv);
+	f->argv = NULL;
+	f->argc = 0;
+}
+
 static void parse_cmdline(struct pd_rfeat *f, struct fcur *c)
 {
 	uint32_t nr;
-	char *out = NULL;
+	char *out = NULL, **argv;
 	size_t len = 0;
+	int argc = 0;
 
+	/* Each string takes 4 bytes at least: nr is bounded by what is left. */
 	if (get(c, &nr, 4) || nr > c->left / 4)
+		return;
+	argv = calloc(nr + 1, sizeof(*argv));
+	if (!argv)
 		return;
 	for (uint32_t i = 0; i < nr; i++) {
 		char *s = get_string(c), *o;
@@ -64,24 +78,28 @@ static void parse_cmdline(struct pd_rfeat *f, struct fcur *c)
 
 		if (!s)
 			goto bad;
+		argv[argc++] = s;
 		n = strlen(s);
 		o = realloc(out, len + n + 2);
-		if (!o) {
-			free(s);
+		if (!o)
 			goto bad;
-		}
 		out = o;
 		if (len)
 			out[len++] = ' ';
 		memcpy(out + len, s, n + 1);
 		len += n;
-		free(s);
 	}
 	free(f->cmdline);
 	f->cmdline = out ? out : strdup("");
+	free_argv(f);
+	f->argv = argv;
+	f->argc = argc;
 	return;
 bad:
 	free(out);
+	while (argc)
+		free(argv[--argc]);
+	free(argv);
 }
 
 /* EVENT_DESC: u32 nr, u32 attr size, per event: attr, u32 nr_ids, string, ids. */
@@ -217,6 +235,7 @@ void pd_rfeat_free(struct pd_reader *r)
 	for (int i = 0; i < HEADER_LAST_FEATURE; i++)
 		free(f->str[i]);
 	free(f->cmdline);
+	free_argv(f);
 	for (size_t i = 0; i < f->nr_bids; i++)
 		free(f->bids[i].filename);
 	free(f->bids);
@@ -227,6 +246,14 @@ const char *pd_reader_feature_string(const struct pd_reader *r, int feat)
 	const struct pd_rfeat *f = pd_reader_feat((struct pd_reader *)r);
 
 	return feat > 0 && feat < HEADER_LAST_FEATURE ? f->str[feat] : NULL;
+}
+
+const char *const *pd_reader_argv(const struct pd_reader *r, int *argc)
+{
+	const struct pd_rfeat *f = pd_reader_feat((struct pd_reader *)r);
+
+	*argc = f->argc;
+	return (const char *const *)f->argv;
 }
 
 const char *pd_reader_cmdline(const struct pd_reader *r)

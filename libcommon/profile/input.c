@@ -84,6 +84,35 @@ int pa_sym_opt(int c, const char *arg, struct machine_opts *o)
 	return 0;
 }
 
+size_t pa_input_tags(const struct pa_input *in, const char **tags, size_t max)
+{
+	const char *const *argv;
+	const char *prog, *v;
+	size_t n = 0;
+	int argc, i;
+
+	if (!in->r)
+		return 0;
+	argv = pd_reader_argv(in->r, &argc);
+	if (!argv || argc < 1)
+		return 0;
+	prog = strrchr(argv[0], '/');
+	prog = prog ? prog + 1 : argv[0];
+	if (strcmp(prog, "pa-record"))
+		return 0;
+	for (i = 1; i < argc && n < max && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--tag") && i + 1 < argc)
+			v = argv[++i];
+		else if (!strncmp(argv[i], "--tag=", 6))
+			v = argv[i] + 6;
+		else
+			continue;
+		if (strchr(v, '=') && v[0] != '=')
+			tags[n++] = v;
+	}
+	return n;
+}
+
 const char *pa_input_event_names(const struct cg_profile *cg, char *buf, size_t len)
 {
 	size_t i, off = 0;

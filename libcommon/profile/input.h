@@ -51,6 +51,14 @@ enum { PA_OPT_NO_DEMANGLE = 512, PA_OPT_NO_INLINE, PA_OPT_DEBUGINFOD };
 /* 1 when c was one of PA_SYM_OPTIONS (applied to o), else 0. */
 int pa_sym_opt(int c, const char *arg, struct machine_opts *o);
 
+/*
+ * The capture's labels, pa-record's --tag KEY=VALUE: from the recorder's command line
+ * (the CMDLINE header, which perf report --header shows too), up to the "--" before
+ * a command.  Up to max "KEY=VALUE" strings into tags (the reader's); how many.
+ */
+#define PA_MAX_TAGS 8
+size_t pa_input_tags(const struct pa_input *in, const char **tags, size_t max);
+
 /* "a, b, c": the event names of cg, into buf. */
 const char *pa_input_event_names(const struct cg_profile *cg, char *buf, size_t len);
 

@@ -36,9 +36,17 @@ struct strtab {
 	struct hidx idx;
 };
 
+/* pprof_opts.tags kept at most. */
+#define MAX_TAGS 8
+
 struct builder {
 	const struct cg_profile *cg;
 	bool tid_label; /* pprof_opts.tid_label */
+	/* pprof_opts.tags: string ids of each key and value; the keys (the string table
+	 * keeps pointers) */
+	int64_t tag_key[MAX_TAGS], tag_val[MAX_TAGS];
+	char tag_names[MAX_TAGS][128];
+	size_t nr_tags;
 	struct strtab st;
 	pb_profile prof;
 
@@ -410,7 +418,7 @@ static int build_locations(struct builder *b)
 /* pid, tid (pprof_opts.tid_label) and comm; then the stack's own labels
  * (cg_stack.labels). */
 #define NR_THREAD_LABELS 3
-#define MAX_LABELS	 (NR_THREAD_LABELS + CG_MAX_LABELS)
+#define MAX_LABELS	 (NR_THREAD_LABELS + CG_MAX_LABELS + MAX_TAGS)
 
 /* One thread's labels with one label set, shared by all their samples. */
 struct label_set {
@@ -466,6 +474,10 @@ static int64_t label_set(struct builder *b, const struct cg_stack *s,
 			lb[n].num = l->num;
 		if (lb[n].key < 0 || lb[n].str < 0)
 			return -1;
+	}
+	for (i = 0; i < b->nr_tags && n < MAX_LABELS; i++, n++) {
+		lb[n].key = b->tag_key[i];
+		lb[n].str = b->tag_val[i];
 	}
 	/* A Sample with labels alone packs to exactly its label fields. */
 	perftools__profiles__sample__init(&only);
@@ -616,6 +628,20 @@ static int build(struct builder *b, const struct pprof_opts *opts, uint8_t **hea
 	/* string_table[0] must be "" */
 	if (str_id(&b->st, "") != 0)
 		return -ENOMEM;
+	for (size_t i = 0; opts && i < opts->nr_tags && b->nr_tags < MAX_TAGS; i++) {
+		const char *t = opts->tags[i], *eq = strchr(t, '=');
+		char *key = b->tag_names[b->nr_tags];
+
+		if (!eq || eq == t || (size_t)(eq - t) >= sizeof(b->tag_names[0]))
+			continue;
+		memcpy(key, t, eq - t);
+		key[eq - t] = '\0';
+		b->tag_key[b->nr_tags] = str_id(&b->st, key);
+		b->tag_val[b->nr_tags] = str_id(&b->st, eq + 1);
+		if (b->tag_key[b->nr_tags] < 0 || b->tag_val[b->nr_tags] < 0)
+			return -ENOMEM;
+		b->nr_tags++;
+	}
 	err = build_types(b);
 	if (!err)
 		err = build_mappings(b);

@@ -28,6 +28,9 @@ struct pprof_opts {
 	/* A tid label on every sample: each thread's samples apart (pid, comm and the
 	 * samples' own labels are always there). */
 	bool tid_label;
+	/* Labels of the whole capture, "KEY=VALUE" (pa_input_tags), on every sample. */
+	const char *const *tags;
+	size_t nr_tags;
 };
 
 /* The pprof type/unit of an event's period ("cpu-clock" -> "cpu", "nanoseconds"). */
