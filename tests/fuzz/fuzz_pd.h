@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "perfdata/event.h"
 #include "perfdata/pd_read.h"
 
 /* Touch every byte a pointer claims, so ASan sees a pointer past the record. */
@@ -32,6 +33,15 @@ static inline uint64_t fuzz_pd_event(const struct pd_reader *r, const struct pd_
 		if (smp->raw_size)
 			s += fuzz_pd_sum(smp->raw, smp->raw_size);
 		s += pd_reader_evsel_by_id(r, smp->id) != NULL;
+	} else if (ev->hdr->type == PERF_RECORD_CGROUP) {
+		struct pd_cgroup c;
+
+		/* Its path and labels must lie within the record. */
+		if (!pd_parse_cgroup(ev->hdr, ev->hdr->size, &c)) {
+			s += c.id + fuzz_pd_sum(c.path, strlen(c.path) + 1);
+			if (c.labels)
+				s += fuzz_pd_sum(c.labels, c.labels_len);
+		}
 	}
 	return s;
 }
@@ -55,6 +65,13 @@ static inline uint64_t fuzz_pd_meta(const struct pd_reader *r)
 	}
 	str = pd_reader_cmdline(r);
 	s += str ? strlen(str) : 0;
+	{
+		int argc;
+		const char *const *argv = pd_reader_argv(r, &argc);
+
+		for (int i = 0; argv && i < argc; i++)
+			s += strlen(argv[i]);
+	}
 	if (!pd_reader_nrcpus(r, &online, &avail))
 		s += online + avail;
 	if (!pd_reader_total_mem(r, &kb))

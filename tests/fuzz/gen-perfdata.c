@@ -76,8 +76,14 @@ static int gen_write(struct pd_writer *w, int two, int cgroup)
 			      gen_bid, 20, "/w", &sid);
 	err |= pd_write_mmap2(w, PERF_RECORD_MISC_USER, 100, 100, 0x7f0000000000, 0x1000, 0x1000, 5,
 			      2, NULL, 0, "/lib/libc.so.6", &sid);
-	for (size_t i = 0; cgroup && i < sizeof(gen_cgroups) / sizeof(gen_cgroups[0]); i++)
-		err |= pd_write_cgroup(w, gen_cgroups[i].id, gen_cgroups[i].path, &sid);
+	for (size_t i = 0; cgroup && i < sizeof(gen_cgroups) / sizeof(gen_cgroups[0]); i++) {
+		/* The last with labels, as pa-record --label-env writes them. */
+		if (i + 1 == sizeof(gen_cgroups) / sizeof(gen_cgroups[0]))
+			err |= pd_write_cgroup_labels(w, gen_cgroups[i].id, gen_cgroups[i].path,
+						      "pa-labels\0pod_name=web-1\0", 26, &sid);
+		else
+			err |= pd_write_cgroup(w, gen_cgroups[i].id, gen_cgroups[i].path, &sid);
+	}
 	for (int i = 0; i < 4; i++) {
 		struct pd_sample s = {
 			.id = two && (i & 1) ? 21 : 11 + (i & 2) / 2,
