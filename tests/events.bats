@@ -139,3 +139,14 @@ event_sym_share() {
 	grep -q "no-such-event" <<<"$output" || fail "does not name the event"
 	[ ! -e x.data ] || fail "x.data left behind"
 }
+
+@test "events: -C of a CPU that is not online, or not a CPU list, is one line and no file" {
+	require_root
+	require_bin "$PA_RECORD"
+	run -1 pa_record -a -C 4000 -d 1 -o c.data
+	echo "$output"
+	grep -q "names no online CPU" <<<"$output" || fail "not said"
+	run -1 pa_record -a -C 1-x -d 1 -o c.data
+	grep -q "bad -C '1-x'" <<<"$output" || fail "not said: $output"
+	[ ! -e c.data ] || fail "c.data left behind"
+}

@@ -218,7 +218,7 @@ int rec_events_start(struct rec_session *s, bool on)
 	return 0;
 }
 
-void rec_events_close(struct rec_session *s, struct rec_cpu *c)
+void rec_events_close(struct rec_cpu *c)
 {
 	int k;
 
@@ -229,7 +229,6 @@ void rec_events_close(struct rec_session *s, struct rec_cpu *c)
 			close(c->ev_fd[k]);
 		c->ev_fd[k] = -1;
 	}
-	(void)s;
 }
 
 void rec_events_free(struct rec_session *s)

@@ -301,7 +301,7 @@ int rec_events_parse(struct rec_session *s);
 int rec_events_open_cpu(struct rec_session *s, struct rec_cpu *c);
 /* Enable (on) or disable every sampling event. */
 int rec_events_start(struct rec_session *s, bool on);
-void rec_events_close(struct rec_session *s, struct rec_cpu *c);
+void rec_events_close(struct rec_cpu *c);
 void rec_events_free(struct rec_session *s);
 /* session.c: one line for an event perf_event_open refused with err. */
 void rec_event_open_error(const char *ev, int cpu, int err);

@@ -485,6 +485,13 @@ int rec_events_open(struct rec_session *s)
 		if (err)
 			return err;
 	}
+	for (i = 0; i < s->nr_cpus && s->nr_evs && s->cpus[i].ev_fd[0] < 0; i++)
+		;
+	if (i == s->nr_cpus) {
+		pa_err("-C %s names no online CPU; see /sys/devices/system/cpu/online",
+		       s->opts.cpu_list);
+		return -EINVAL;
+	}
 	/* -C: CPUs that sample nothing name the first attr in their side-band too. */
 	for (i = 0; i < s->nr_cpus && !s->cpus[i].id; i++)
 		;
@@ -587,7 +594,7 @@ void rec_session_teardown(struct rec_session *s)
 	int i;
 
 	for (i = 0; s->cpus && i < s->nr_cpus; i++) {
-		rec_events_close(s, &s->cpus[i]);
+		rec_events_close(&s->cpus[i]);
 		if (s->cpus[i].off_fd >= 0)
 			close(s->cpus[i].off_fd);
 		if (s->cpus[i].gpu_fd >= 0)
