@@ -255,8 +255,10 @@ static bool proc_path(const struct rec_cgroups *cg, int mode, pid_t pid, char *o
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *path;
 		size_t mlen = strlen(cg->mroot);
 
+		/* "ID:CONTROLLERS:PATH"; the unified hierarchy's is "0::PATH". */
 		if (!c2)
 			continue;
+		*c1 = '\0';
 		*c2 = '\0';
 		if (mode == PROFILE_CGROUP_V2 ? strcmp(line, "0") || c1[1]
 					      : !has_token(c1 + 1, cg->ctrl))

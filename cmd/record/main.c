@@ -720,6 +720,7 @@ static void summary(struct rec_session *s)
 	rec_python_summary(s);
 	rec_gpu_summary(s);
 	rec_files_summary(s);
+	rec_cgroups_summary(s);
 	if (s->off_untracked)
 		pa_warn("%llu off-CPU stretches were not tracked (thread table full)",
 			(unsigned long long)s->off_untracked);
@@ -845,6 +846,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 
 	err = record_loop(&s);
+	if (!err)
+		err = rec_cgroups_finish(&s);
 	rec_cmd_finish(&s);
 	if (!err && s.opts.compress_level) {
 		/* The last chunk is out after a flush: the figures are final.  A write
