@@ -889,8 +889,10 @@ static int report(struct pmu_run *r)
 	struct pmu_stats *total;
 	size_t i;
 
-	qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_oncpu);
-	qsort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
+	if (r->nprocs)
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), cmp_oncpu);
+	if (r->nthreads)
+		qsort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
 	total = calloc(1, sizeof(*total));
 	if (!total)
 		return -ENOMEM;
