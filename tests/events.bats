@@ -107,6 +107,7 @@ event_sym_share() {
 
 @test "events: a tracepoint event samples at each hit, under its stack" {
 	require_root
+	require_perf
 	require_bin "$PA_RECORD" "$PA_CONVERT"
 	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing ||
 		skip "tracefs cannot be mounted"
@@ -116,6 +117,9 @@ event_sym_share() {
 	sleeps=$(awk '/sleep_thread/ && /nanosleep/ { v += $NF } END { print v + 0 }' <<<"$out")
 	echo "sched_switch hits in sleep_thread's nanosleep: $sleeps"
 	[ "$sleeps" -ge 5 ] || fail "too few"
+	# Linux perf reads the capture and names the event.
+	out=$(perf report --stdio --no-children -g none -i tp.data 2>&1) || fail "perf report failed: $out"
+	grep -q "of event 'sched:sched_switch'" <<<"$out" || fail "perf names no sched:sched_switch: $out"
 }
 
 @test "events: a hardware event on this VM is one line naming what exists, and no file" {

@@ -124,6 +124,15 @@ int rec_output_attr(struct rec_session *s)
 		a.exclude_kernel = e->exclude_kernel;
 		a.exclude_hv = e->exclude_hv;
 		a.precise_ip = e->precise_ip;
+		/*
+		 * perf reads a tracepoint attr only with the tracepoint's format data
+		 * (HEADER_TRACING_DATA), for fields our samples do not carry: declared as
+		 * what its samples are, BPF output under the tracepoint's name.
+		 */
+		if (s->evs[i].tracepoint) {
+			a.type = PERF_TYPE_SOFTWARE;
+			a.config = PERF_COUNT_SW_BPF_OUTPUT;
+		}
 		err = add_attr(s, &a, s->evs[i].spec.name, IDS_EVENT + i);
 		if (err < 0)
 			return err;
