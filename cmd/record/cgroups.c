@@ -447,11 +447,6 @@ int rec_cgroups_init(struct rec_session *s)
 	return 0;
 }
 
-const char *rec_cgroups_mode_name(const struct rec_session *s)
-{
-	return mode_names[s->cgroup_mode];
-}
-
 size_t rec_cgroups_allow_count(const struct rec_session *s)
 {
 	const char *p = s->opts.cgroups;

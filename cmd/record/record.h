@@ -309,7 +309,6 @@ void rec_event_open_error(const char *ev, int cpu, int err);
 /* cgroups.c: the cgroup hierarchy samples name, each id's path as a CGROUP record. */
 /* Before the BPF object is opened: s->cgroup_mode. */
 int rec_cgroups_init(struct rec_session *s);
-const char *rec_cgroups_mode_name(const struct rec_session *s);
 /* -G: how many cgroups it names; after load, their ids into the BPF filter. */
 size_t rec_cgroups_allow_count(const struct rec_session *s);
 int rec_cgroups_allow(struct rec_session *s);

@@ -157,7 +157,8 @@ int rec_write_sample(struct rec_session *s, const struct profile_sample *ps, siz
 	smp.nr_ips = n;
 	smp.ips = cc;
 	smp.id = sample_id(s, ps->cpu, ev);
-	smp.cgroup = rec_cgroup_of(s, ps->pid, ps->tid, ps->time, ps->cgroup);
+	/* Named when it arrived (rec_handle_sample). */
+	smp.cgroup = s->cgroup_mode ? ps->cgroup : 0;
 	if (offcpu) {
 		raw.state = ps->state;
 		smp.raw = &raw;

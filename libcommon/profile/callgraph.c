@@ -551,14 +551,18 @@ static const struct cgroup_labels *cgroup_labels(struct cg_profile *cg, struct m
 {
 	uint64_t h = hash_mix(0, id);
 	int64_t i = hidx_find(&cg->cgl_idx, h, cgl_eq, cg, &id);
-	const char *path = machine_cgroup_path(m, id);
+	const char *path;
 	struct container_info ci;
 	struct cgroup_labels *l;
 	const char *labels;
 	char unknown[32];
 	size_t len, at;
 
-	if (i >= 0 && (cg->cgls[i].named || !path))
+	/* Named ones are final: the path is looked up only until a record names it. */
+	if (i >= 0 && cg->cgls[i].named)
+		return &cg->cgls[i];
+	path = machine_cgroup_path(m, id);
+	if (i >= 0 && !path)
 		return &cg->cgls[i];
 	if (i >= 0) {
 		l = &cg->cgls[i]; /* named since its first samples */
