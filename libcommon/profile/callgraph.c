@@ -1185,11 +1185,86 @@ static int add_gpu(struct cg_profile *cg, const struct pd_evsel *evsel, const st
 	return 0;
 }
 
+int cg_add_record(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
+		  const struct cg_filter *filter, const struct pd_event *ev)
+{
+	const struct pd_sample *s = &ev->sample;
+	const struct pd_evsel *evsel = ev->evsel;
+	const struct cg_labels *labels = NULL;
+	struct raw_info ri;
+	const char *comm;
+	uint64_t period, time;
+	size_t i, nr;
+	int ret;
+
+	switch (ev->hdr->type) {
+	case PERF_RECORD_SAMPLE:
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		count_lost(cg, r, ev);
+		return 0;
+	default:
+		ret = machine_process_event(m, ev);
+		return ret == -ENOMEM ? ret : 0;
+	}
+	comm = machine_comm(m, s->pid, s->tid);
+	if (!keep(filter, s->pid, s->tid, comm))
+		return 0;
+	period = s->period;
+	if (evsel && !(evsel->attr.sample_type & PERF_SAMPLE_PERIOD))
+		period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
+	if (!period)
+		period = 1;
+	raw_decode(evsel, s, &ri);
+	if (raw_labels(cg, &ri, &labels))
+		return -ENOMEM;
+	if (evsel && (evsel->attr.sample_type & PERF_SAMPLE_CGROUP) && s->cgroup &&
+	    add_cgroup_labels(cg, m, s->cgroup, &labels))
+		return -ENOMEM;
+	if (!keep_labels(filter, labels))
+		return 0;
+	if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
+		return -ENOMEM;
+	nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
+	if (!cg->leaf_only)
+		loc_hashes(cg, cg->mlocs, nr, cg->hashes);
+	for (i = 0; i < nr; i++)
+		if (cg->leaf_only ? leaf_loc_id(cg, m, &cg->mlocs[i], &cg->ids[i])
+				  : loc_id(cg, m, &cg->mlocs[i], cg->hashes[i], &cg->ids[i]))
+			return -ENOMEM;
+	if (!nr && unknown_loc(cg, &cg->ids[nr++]))
+		return -ENOMEM;
+	if (evsel && add_gpu(cg, evsel, &ri, period))
+		return -ENOMEM;
+	if (ri.state && waits_on_gpu(cg, nr)) {
+		if (labels_of(cg, cg->gpu_wait, 1, &labels))
+			return -ENOMEM;
+		cg->gpu.wait_ns += period;
+		cg->gpu.wait_samples++;
+	}
+	time = evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0;
+	/* GPU work happened when the GPU ran it, not when its record came in. */
+	if (ri.gpu && ri.g.start)
+		time = ri.g.start;
+	if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid, s->tid,
+		      comm, cg->ids, nr, period, time, labels))
+		return -ENOMEM;
+	return 0;
+}
+
+void cg_add_events_of(struct cg_profile *cg, const struct pd_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < pd_reader_nr_evsel(r); i++)
+		note_event_attr(cg, pd_reader_evsel(r, i));
+}
+
 int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen)
 {
 	struct pd_event ev;
-	size_t i;
 	int ret;
 
 	/* A flat report's stacks are single locations, as few as the functions sampled:
@@ -1197,72 +1272,9 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	cg->thread_batches = 0;
 	if (cg->count_thread && !cg->leaf_only)
 		counter_start(cg);
-	while ((ret = pd_reader_next(r, &ev)) > 0) {
-		const struct pd_sample *s = &ev.sample;
-		const struct pd_evsel *evsel = ev.evsel;
-		const struct cg_labels *labels = NULL;
-		struct raw_info ri;
-		const char *comm;
-		uint64_t period, time;
-		size_t nr;
-
-		switch (ev.hdr->type) {
-		case PERF_RECORD_SAMPLE:
-			break;
-		case PERF_RECORD_LOST:
-		case PERF_RECORD_LOST_SAMPLES:
-			count_lost(cg, r, &ev);
-			continue;
-		default:
-			ret = machine_process_event(m, &ev);
-			if (ret == -ENOMEM)
-				goto nomem;
-			continue;
-		}
-		comm = machine_comm(m, s->pid, s->tid);
-		if (!keep(filter, s->pid, s->tid, comm))
-			continue;
-		period = s->period;
-		if (evsel && !(evsel->attr.sample_type & PERF_SAMPLE_PERIOD))
-			period = evsel->attr.freq ? 0 : evsel->attr.sample_period;
-		if (!period)
-			period = 1;
-		raw_decode(evsel, s, &ri);
-		if (raw_labels(cg, &ri, &labels))
+	while ((ret = pd_reader_next(r, &ev)) > 0)
+		if (cg_add_record(cg, r, m, filter, &ev))
 			goto nomem;
-		if (evsel && (evsel->attr.sample_type & PERF_SAMPLE_CGROUP) && s->cgroup &&
-		    add_cgroup_labels(cg, m, s->cgroup, &labels))
-			goto nomem;
-		if (!keep_labels(filter, labels))
-			continue;
-		if (!event_get(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]"))
-			goto nomem;
-		nr = machine_locate(m, s, cg->mlocs, cg->leaf_only ? 1 : CG_MAX_FRAMES);
-		if (!cg->leaf_only)
-			loc_hashes(cg, cg->mlocs, nr, cg->hashes);
-		for (i = 0; i < nr; i++)
-			if (cg->leaf_only
-				    ? leaf_loc_id(cg, m, &cg->mlocs[i], &cg->ids[i])
-				    : loc_id(cg, m, &cg->mlocs[i], cg->hashes[i], &cg->ids[i]))
-				goto nomem;
-		if (!nr && unknown_loc(cg, &cg->ids[nr++]))
-			goto nomem;
-		if (evsel && add_gpu(cg, evsel, &ri, period))
-			goto nomem;
-		if (ri.state && waits_on_gpu(cg, nr)) {
-			if (labels_of(cg, cg->gpu_wait, 1, &labels))
-				goto nomem;
-			cg->gpu.wait_ns += period;
-			cg->gpu.wait_samples++;
-		}
-		time = evsel && (evsel->attr.sample_type & PERF_SAMPLE_TIME) ? s->time : 0;
-		/* GPU work happened when the GPU ran it, not when its record came in. */
-		if (ri.gpu && ri.g.start)
-			time = ri.g.start;
-		if (add_stack(cg, evsel ? evsel->idx : 0, evsel ? evsel->name : "[unknown]", s->pid,
-			      s->tid, comm, cg->ids, nr, period, time, labels))
-			goto nomem;
-	}
 	if (ret < 0) {
 		counter_stop(cg);
 		snprintf(err, errlen, "%s", pd_reader_error(r));
@@ -1271,8 +1283,7 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	if (counter_stop(cg))
 		goto nomem;
 	/* Events without samples still get their header section. */
-	for (i = 0; i < pd_reader_nr_evsel(r); i++)
-		note_event_attr(cg, pd_reader_evsel(r, i));
+	cg_add_events_of(cg, r);
 	return 0;
 nomem:
 	counter_stop(cg);

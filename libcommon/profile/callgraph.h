@@ -188,6 +188,16 @@ int cg_load(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
 	    const struct cg_filter *filter, char *err, size_t errlen);
 
 /*
+ * cg_load one record at a time, for a stream read in windows: a sample is added,
+ * lost counts counted, any other record fed to m.  0 or -ENOMEM.  Without the
+ * counting thread (cg_set_count_thread is for cg_load).
+ */
+int cg_add_record(struct cg_profile *cg, struct pd_reader *r, struct machine *m,
+		  const struct cg_filter *filter, const struct pd_event *ev);
+/* Every event r declares, also those without samples (as cg_load ends with). */
+void cg_add_events_of(struct cg_profile *cg, const struct pd_reader *r);
+
+/*
  * Add one sample of already symbolized frames, leaf first, as machine_resolve() gives
  * them (a run of inlined frames and the real frame after it at the same ip form one
  * location; nr 0: a single "[unknown]" frame is used).  For tests and foreign inputs;

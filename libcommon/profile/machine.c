@@ -35,11 +35,13 @@ struct proc {
 	struct maps maps;
 	struct symtab *perfmap; /* /tmp/perf-PID.map of a JIT, loaded on first anon hit */
 	bool perfmap_tried;
+	bool reap_next; /* machine_reap: it had exited at the last call */
 };
 
 struct thread {
 	uint32_t pid, tid;
 	bool dead;	   /* EXIT seen; kept because samples may still follow */
+	bool reap_next;	   /* machine_reap: dead at the last call */
 	char *comm;	   /* from COMM/FORK; NULL if never seen */
 	char fallback[16]; /* ":TID", what perf shows for a thread without a comm */
 };
@@ -371,6 +373,44 @@ struct machine *machine_new(const struct machine_opts *opts)
 		return NULL;
 	}
 	return m;
+}
+
+void machine_reap(struct machine *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->procs.n; i++) {
+		struct proc *p = m->procs.vals[i];
+		struct thread *t = id_get(&m->threads, m->procs.keys[i]);
+
+		if (!t || !t->dead) {
+			p->reap_next = false;
+			continue;
+		}
+		if (!p->reap_next) {
+			p->reap_next = true;
+			continue;
+		}
+		free(p->maps.v);
+		p->maps.v = NULL;
+		p->maps.n = p->maps.cap = 0;
+		symtab_free(p->perfmap);
+		p->perfmap = NULL;
+		p->perfmap_tried = false;
+		p->reap_next = false;
+	}
+	for (i = 0; i < m->threads.n; i++) {
+		struct thread *t = m->threads.vals[i];
+
+		if (!t->dead || !t->comm) {
+			t->reap_next = false;
+		} else if (!t->reap_next) {
+			t->reap_next = true;
+		} else {
+			free(t->comm);
+			t->comm = NULL;
+		}
+	}
 }
 
 void machine_free(struct machine *m)

@@ -144,4 +144,12 @@ const char *frame_name(const struct frame *f, char *buf, size_t len);
 /* Warnings gathered (e.g. kptr_restrict hides kernel addresses), NULL when none. */
 const char *machine_warning(const struct machine *m);
 
+/*
+ * For a stream read for long (perf-agent --continuous): free what processes that have
+ * exited hold (their mappings, JIT maps, comms), for those that had exited already at
+ * the call before, so that samples still coming for them in between are named.  A
+ * later sample of such a process is "[unknown]".
+ */
+void machine_reap(struct machine *m);
+
 #endif /* PA_MACHINE_H */

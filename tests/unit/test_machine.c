@@ -302,6 +302,42 @@ static void test_fork_exec_exit(void)
 	machine_free(m);
 }
 
+/* machine_reap: a process dead at two calls loses its maps and comm; one alive, or
+ * dead only since the last call, keeps them. */
+static void test_reap_exited(void)
+{
+	struct machine *m = new_machine(NULL);
+	uint64_t ips[] = {(uint64_t)PERF_CONTEXT_USER, target_ip};
+	struct frame fr[4];
+
+	CHECK(comm(m, 300, 300, "gone", false) == 0);
+	CHECK(mmap2(m, 300, self_map.start, self_map.end - self_map.start, self_map.pgoff, self_exe,
+		    NULL, 0) == 0);
+	CHECK(comm(m, 400, 400, "alive", false) == 0);
+	CHECK(mmap2(m, 400, self_map.start, self_map.end - self_map.start, self_map.pgoff, self_exe,
+		    NULL, 0) == 0);
+	CHECK(fork_exit(m, PERF_RECORD_EXIT, 300, 300, 300, 300) == 0);
+	machine_reap(m);
+	/* Dead since this call only: late samples still resolve. */
+	CHECK(resolve(m, 300, 300, ips, 2, fr, 4) == 1 && fr[0].sym != NULL);
+	CHECK_STR(machine_comm(m, 300, 300), "gone");
+	machine_reap(m);
+	CHECK(resolve(m, 300, 300, ips, 2, fr, 4) == 1 && fr[0].dso == NULL);
+	CHECK_STR(machine_comm(m, 300, 300), ":300");
+	CHECK(resolve(m, 400, 400, ips, 2, fr, 4) == 1 && fr[0].sym &&
+	      !strcmp(fr[0].sym, "machine_test_target"));
+	CHECK_STR(machine_comm(m, 400, 400), "alive");
+	/* The pid comes back as a new process: mapped and named again. */
+	CHECK(comm(m, 300, 300, "again", false) == 0);
+	CHECK(mmap2(m, 300, self_map.start, self_map.end - self_map.start, self_map.pgoff, self_exe,
+		    NULL, 0) == 0);
+	machine_reap(m);
+	machine_reap(m);
+	CHECK(resolve(m, 300, 300, ips, 2, fr, 4) == 1 && fr[0].sym != NULL);
+	CHECK_STR(machine_comm(m, 300, 300), "again");
+	machine_free(m);
+}
+
 static void test_overlapping_maps_split(void)
 {
 	struct machine *m = new_machine(NULL);
@@ -619,6 +655,7 @@ int main(void)
 	RUN(test_callchain_kernel_and_user);
 	RUN(test_no_callchain_uses_ip);
 	RUN(test_fork_exec_exit);
+	RUN(test_reap_exited);
 	RUN(test_overlapping_maps_split);
 	RUN(test_build_id_mismatch_unnamed);
 	RUN(test_build_id_cache);
