@@ -68,6 +68,8 @@ static void usage(FILE *f)
 		   "                     of it, or container_name)\n"
 		   "  -o, --output FILE  write FILE (atomically) instead of stdout\n"
 		   "      --event NAME   folded: the event to fold (default: the first sampled);\n"
+		   "                     pprof: only these events' samples, EV[,EV...]\n"
+		   "                     (default: all)\n"
 		   "                     for offcpu-time the count is nanoseconds off the "
 		   "CPU\n" PA_SYM_USAGE "  -q, --quiet        no warnings\n"
 		   "  -h, --help         this text\n"
@@ -258,6 +260,39 @@ static void capture_times(const struct cg_profile *cg, const struct pa_input *in
 		end_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
 	}
 	po->time_nanos = end_ns - po->duration_nanos;
+}
+
+static bool of_events(const struct cg_profile *cg, const struct cg_stack *s, void *ctx)
+{
+	(void)cg;
+	return s->event < 64 && (*(const uint64_t *)ctx & 1ULL << s->event);
+}
+
+/* pprof --event EV[,EV...]: keep only their samples. */
+static int keep_events(const struct convert *cv, struct cg_profile *cg, const char *src)
+{
+	char *list = strdup(cv->event), *tok, *save = NULL, names[256];
+	uint64_t mask = 0;
+	int idx, err = 0;
+
+	if (!list) {
+		pa_err("out of memory");
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		idx = cg_find_event(cg, tok);
+		if (idx < 0 || idx >= 64) {
+			pa_err("no event '%s' in %s; events: %s", tok, src,
+			       pa_input_event_names(cg, names, sizeof(names)));
+			err = -ENOENT;
+			break;
+		}
+		mask |= 1ULL << idx;
+	}
+	free(list);
+	if (!err)
+		cg_keep_stacks(cg, of_events, &mask);
+	return err;
 }
 
 static int pick_event(const struct convert *cv, const struct cg_profile *cg, const char *src)
@@ -471,6 +506,8 @@ int main(int argc, char **argv)
 	}
 
 	if (cv.fmt == FMT_PPROF) {
+		if (cv.event && keep_events(&cv, cg, in.name))
+			goto out;
 		capture_times(cg, &in, &po);
 		po.tid_label = cv.tid_label;
 		po.nr_tags = pa_input_tags(&in, tags, PA_MAX_TAGS);
