@@ -39,6 +39,10 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
 CMDS      := record report convert gpu-attach
 BINS      := $(addprefix $(O)/pa-,$(CMDS))
 CMD_OBJS  := $(patsubst %.c,$(O)/%.o,$(wildcard $(addprefix cmd/,$(addsuffix /*.c,$(CMDS)))))
+# perf-agent, the front (cmd/agent/): runs the pa-* commands, one-shot profiles and
+# continuous profiling pushed over HTTP (libcurl).
+AGENT     := $(O)/perf-agent
+AGENT_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard cmd/agent/*.c))
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
@@ -59,7 +63,7 @@ ifneq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
 ADAPTER := $(O)/libpa-gpu-adapter.so
 endif
 
-all: $(BINS) $(ADAPTER)
+all: $(BINS) $(AGENT) $(ADAPTER)
 ifeq ($(ADAPTER),)
 	@echo "note: no $(CUDA_HOME)/include/cupti.h: the CUDA adapter is not built (set CUDA_HOME)"
 endif
@@ -140,6 +144,9 @@ cmd_objs = $(patsubst %.c,$(O)/%.o,$(wildcard cmd/$(1)/*.c))
 $(O)/pa-%: $$(call cmd_objs,$$*) $(O)/libcommon.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+$(AGENT): $(AGENT_OBJS) $(O)/libcommon.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -lcurl -pthread -o $@
+
 $(O)/tests/test_%: tests/unit/test_%.c $(O)/libcommon.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit $< $(O)/libcommon.a $(LDLIBS) -o $@
@@ -156,6 +163,19 @@ $(O)/tests/test_flame: tests/unit/test_flame.c $(O)/cmd/convert/flametree.o $(O)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -MF $(@D)/.$(@F).d -Itests/unit -Icmd/convert $< \
 		$(O)/cmd/convert/flametree.o $(O)/cmd/convert/emit.o $(O)/libcommon.a $(LDLIBS) -o $@
+
+# perf-agent's spool and pusher, tested on their own (test_push against
+# tests/lib/ingest_receiver.py).
+$(O)/tests/test_spool: tests/unit/test_spool.c cmd/agent/spool.c cmd/agent/spool.h $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -Icmd/agent $< cmd/agent/spool.c $(O)/libcommon.a $(LDLIBS) \
+		-pthread -o $@
+
+$(O)/tests/test_push: tests/unit/test_push.c cmd/agent/push.c cmd/agent/spool.c cmd/agent/push.h \
+		cmd/agent/spool.h $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -Icmd/agent $< cmd/agent/push.c cmd/agent/spool.c \
+		$(O)/libcommon.a $(LDLIBS) -lcurl -pthread -o $@
 
 # Workloads keep frame pointers: the FP unwinder is what issue #2 ships.
 $(O)/tests/workloads/%: tests/workloads/%.c
@@ -255,14 +275,14 @@ lint:
 	scripts/lint-bats
 	scripts/lint-layers
 	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c cmd/gpu-attach/adapter/totals.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/agent cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c cmd/gpu-attach/adapter/totals.c
 
 format:
 	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(AGENT) $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
 ifneq ($(ADAPTER),)
 	install -d $(DESTDIR)$(PREFIX)/lib/perf-agent
