@@ -16,6 +16,11 @@ BPFTOOL  ?= bpftool
 PROTOC_C ?= protoc-c
 PREFIX   ?= /usr/local
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+# Compiled into pa-record ($(O)/gen/build_conf.h), never read from the environment:
+# it may run with file capabilities.  The administrator's allow list (docs/privileges.md)
+# and the capabilities make setcap grants (caps.c names them in its advice).
+PA_CONF_FILE ?= /etc/perf-agent.conf
+SETCAP_CAPS  := cap_bpf,cap_perfmon,cap_sys_ptrace,cap_syslog,cap_checkpoint_restore+ep
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -49,7 +54,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
 WL_SRCS   := $(sort $(wildcard tests/workloads/*.c))
 WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
 
-.PHONY: all deps check demo bench lint format install clean tests
+.PHONY: all deps check demo bench lint format install setcap clean tests FORCE
 .DELETE_ON_ERROR:
 # Keep BPF objects and skeletons: they are intermediates of a chain, not throwaways.
 .SECONDARY:
@@ -61,6 +66,25 @@ CUDA_HOME ?= /usr/local/cuda
 ADAPTER_SRCS := $(sort $(wildcard cmd/gpu-attach/adapter/*.c))
 ifneq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
 ADAPTER := $(O)/libpa-gpu-adapter.so
+endif
+
+# Before building: the tools the build runs (and, in a new build directory, the
+# headers it includes), or one line naming the fix.  Goals that build nothing, or that
+# run make deps first, are not held up.
+NOBUILD_GOALS := deps clean format sid-python check demo fuzz setcap
+BUILD_TOOLS   := $(CC) $(CLANG) $(BPFTOOL) $(PROTOC_C)
+BUILD_HDRS    := bpf/libbpf.h gelf.h zlib.h zstd.h lzma.h protobuf-c/protobuf-c.h \
+		 elfutils/libdw.h elfutils/debuginfod.h libiberty/demangle.h
+ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
+MISSING := $(shell for t in $(BUILD_TOOLS); do command -v $$t >/dev/null || { echo $$t; exit; }; done)
+ifeq ($(MISSING)$(wildcard $(O)/libcommon.a),)
+HASH    := \#
+MISSING := $(shell for h in $(BUILD_HDRS); do printf '$(HASH)include <%s>\n' $$h | \
+	     $(CC) -E -x c - >/dev/null 2>&1 || { echo $$h; exit; }; done)
+endif
+ifneq ($(MISSING),)
+$(error $(MISSING) not found; run 'make deps' (installs the Debian packages, needs root))
+endif
 endif
 
 all: $(BINS) $(AGENT) $(ADAPTER)
@@ -109,6 +133,16 @@ $(O)/libcommon.a: $(LIB_OBJS)
 $(O)/cmd/%.o: cmd/%.c | $(SKELS) $(O)/gen/profile.pb-c.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Rewritten only when a setting changes, so that exactly its users are rebuilt.
+define BUILD_CONF
+#define PA_CONF_FILE "$(PA_CONF_FILE)"
+#define PA_SETCAP_CAPS "$(SETCAP_CAPS)"
+endef
+$(O)/gen/build_conf.h: FORCE
+	$(if $(subst x$(BUILD_CONF)x,,x$(file <$@)x),$(shell mkdir -p $(@D))$(file >$@,$(BUILD_CONF)))
+
+$(O)/cmd/record/caps.o $(O)/cmd/record/priv.o: $(O)/gen/build_conf.h
 
 $(O)/libpa-gpu-adapter.so: $(ADAPTER_SRCS) $(wildcard cmd/gpu-attach/adapter/*.h) bpf/gpu.h
 	$(CC) $(filter-out $(SAN_CFLAGS),$(CFLAGS)) -fPIC -shared -fvisibility=hidden \
@@ -280,14 +314,38 @@ lint:
 format:
 	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: the commands, the CUDA adapter where it
+# is built (pa-gpu-attach finds it in ../lib/perf-agent/ from itself), man pages, bash
+# completion (one file; bash-completion loads it by the command's name) and zsh's.
+BASHCOMP_DIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMP_DIR  := $(PREFIX)/share/zsh/site-functions
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(BASHCOMP_DIR)
 	install -m 0755 $(BINS) $(AGENT) $(DESTDIR)$(PREFIX)/bin
-	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 completions/pa.bash $(DESTDIR)$(BASHCOMP_DIR)/pa-record
+	for c in pa-report pa-convert pa-gpu-attach perf-agent; do \
+		ln -sf pa-record $(DESTDIR)$(BASHCOMP_DIR)/$$c || exit; done
+ifneq ($(wildcard completions/_pa),)
+	install -d $(DESTDIR)$(ZSHCOMP_DIR)
+	install -m 0644 completions/_pa $(DESTDIR)$(ZSHCOMP_DIR)/_pa
+endif
 ifneq ($(ADAPTER),)
 	install -d $(DESTDIR)$(PREFIX)/lib/perf-agent
 	install -m 0755 $(ADAPTER) $(DESTDIR)$(PREFIX)/lib/perf-agent
 endif
+
+# make setcap [PREFIX=] [DESTDIR=], after make install (which writes a new file, without
+# them): users record without sudo, each only their own processes unless the
+# administrator allows more (README.md, "Running without root").
+setcap:
+	@command -v setcap >/dev/null || { echo "error: setcap not found; install libcap2-bin" >&2; exit 1; }
+	@test -x $(DESTDIR)$(PREFIX)/bin/pa-record || \
+		{ echo "error: no $(DESTDIR)$(PREFIX)/bin/pa-record; run make install first (same PREFIX and DESTDIR)" >&2; exit 1; }
+	setcap $(SETCAP_CAPS) $(DESTDIR)$(PREFIX)/bin/pa-record
+	@! findmnt -no OPTIONS -T $(DESTDIR)$(PREFIX)/bin 2>/dev/null | grep -qw nosuid || \
+		echo "warning: $(DESTDIR)$(PREFIX)/bin is on a nosuid mount: the kernel ignores file capabilities there" >&2
 
 clean:
 	rm -rf $(O)

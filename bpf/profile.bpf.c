@@ -66,6 +66,9 @@ const volatile __u32 cgroup_mode = PROFILE_CGROUP_NONE;
 const volatile bool cgroup_filter = false;
 /* bpf_ktime_get_ns() when sampling started, set by pa-record. */
 __u64 offcpu_start_ns = 0;
+/* A user's pa-record (cmd/record/priv.c): the uid whose processes alone are followed;
+ * (__u32)-1 when any may be. */
+const volatile __u32 owner_uid = (__u32)-1;
 
 /* -G: the ids of the cgroups whose threads are sampled (value unused). */
 struct {
@@ -93,6 +96,15 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PROFILE_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* With owner_uid: targets that exec'd a program they are not followed into (on_exec),
+ * until pa-record reads that exec in the side-band (value unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} exec_denied SEC(".maps");
 
 /* Threads whose launch the runtime's uprobe walked, until the adapter's launch
  * probe (on_gpu_corr) takes it: tid -> time.  Kept only once pa-record attached to
@@ -1349,9 +1361,13 @@ int on_fork(__u64 *ctx)
 
 	if (ptgid == ctgid)
 		return 0;
-	if (!system_wide && bpf_map_lookup_elem(&targets, &ptgid) &&
-	    bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY))
-		count(PROFILE_LOST_TARGETS, 1);
+	if (!system_wide && bpf_map_lookup_elem(&targets, &ptgid)) {
+		if (bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY))
+			count(PROFILE_LOST_TARGETS, 1);
+		/* A pid used again: what its last process did is not this one's. */
+		if (owner_uid != (__u32)-1)
+			bpf_map_delete_elem(&exec_denied, &ctgid);
+	}
 	if (unwind_mode == UNWIND_MODE_FP)
 		return 0;
 	pm = bpf_map_lookup_elem(&unwind_procs, &ptgid);
@@ -1404,14 +1420,45 @@ int on_free(__u64 *ctx)
 }
 
 /*
+ * Whether the current task, just exec'd, is still the owner's to follow: every uid is
+ * owner_uid, its gids are one, it holds no capability.  A setuid, setgid or
+ * file-capability program is not: there the kernel ends a user's perf events too
+ * (begin_new_exec calls perf_event_exit_task when the program is not dumpable).
+ */
+static __always_inline bool exec_keeps_owner(void)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	const struct cred *c = BPF_CORE_READ(task, cred);
+	__u64 caps = 0;
+	__u32 gid;
+
+	if (BPF_CORE_READ(c, uid.val) != owner_uid || BPF_CORE_READ(c, euid.val) != owner_uid ||
+	    BPF_CORE_READ(c, suid.val) != owner_uid || BPF_CORE_READ(c, fsuid.val) != owner_uid)
+		return false;
+	gid = BPF_CORE_READ(c, gid.val);
+	if (BPF_CORE_READ(c, egid.val) != gid || BPF_CORE_READ(c, sgid.val) != gid ||
+	    BPF_CORE_READ(c, fsgid.val) != gid)
+		return false;
+	/* kernel_cap_t is 64 bits: one u64 since 6.3, two u32 before. */
+	bpf_core_read(&caps, sizeof(caps), &c->cap_permitted);
+	return caps == 0;
+}
+
+/*
  * exec replaced the process's mappings: forget them, and ask pa-record for the new
- * ones now (the binary and its interpreter are mapped), not at the first walk.
+ * ones now (the binary and its interpreter are mapped), not at the first walk.  A
+ * user's target that exec'd a privileged program is followed no more.
  */
 SEC("tp_btf/sched_process_exec")
 int on_exec(__u64 *ctx __attribute__((unused)))
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
 
+	if (owner_uid != (__u32)-1 && is_target(tgid) && !exec_keeps_owner()) {
+		bpf_map_delete_elem(&targets, &tgid);
+		bpf_map_update_elem(&exec_denied, &tgid, &one, BPF_ANY);
+	}
 	bpf_map_delete_elem(&py_procs, &tgid);
 	if (unwind_mode == UNWIND_MODE_FP)
 		return 0;

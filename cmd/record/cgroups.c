@@ -558,8 +558,12 @@ uint64_t rec_cgroup_of(struct rec_session *s, pid_t pid, pid_t tid, uint64_t tim
 		cg->unresolved++;
 	}
 	/* A container's: the labels its environment gives. */
-	if (path != unknown && cg->nr_env && !container_parse(path, &ci))
-		nl = env_labels(cg, pid, labels, sizeof(labels));
+	if (path != unknown && cg->nr_env && !container_parse(path, &ci)) {
+		if (rec_may_profile(s, pid))
+			nl = env_labels(cg, pid, labels, sizeof(labels));
+		else
+			cg->env_unread++;
+	}
 	rec_sid(s, &sid, pid, tid, time > RECORD_LEAD_NS ? time - RECORD_LEAD_NS : 0, -1);
 	if (pd_write_cgroup_labels(s->w, id, path, nl ? labels : NULL, nl, &sid))
 		return id;

@@ -68,7 +68,7 @@ static int python_of(pid_t pid, struct cpython_layout *l, uint64_t *runtime, cha
 		if (report)
 			pa_err("--dump: process %d: %s", pid,
 			       err == -ESRCH ? "no such process; check the PID"
-					     : "no CPython 3.10 or later interpreter mapped");
+					     : "no CPython interpreter mapped");
 		return err;
 	}
 	if (err && err != -ENOTSUP) {

@@ -132,8 +132,16 @@ struct rec_gpu {
 	struct gpu_symtab symtabs[GPU_SYMTABS];
 	uint64_t clock;
 
-	uint64_t launches, unnamed, attach_failed, files;
+	uint64_t launches, unnamed, attach_failed, attach_denied, files;
 };
+
+/* A probe not attached: counted, and whether the kernel said no to our privileges. */
+static void attach_fail(struct rec_gpu *g)
+{
+	g->attach_failed++;
+	if (errno == EACCES || errno == EPERM)
+		g->attach_denied++;
+}
 
 int rec_gpu_init(struct rec_session *s)
 {
@@ -264,7 +272,7 @@ static void attach_adapter(struct rec_session *s, const char *path, const char *
 		}
 		l = bpf_program__attach_usdt(progs[i], -1, path, "pa_gpu", probes[i], NULL);
 		if (!l) {
-			g->attach_failed++;
+			attach_fail(g);
 			if (s->opts.verbose)
 				pa_warn("gpu: cannot attach to pa_gpu:%s in %s: %s", probes[i],
 					name, strerror(errno));
@@ -285,7 +293,8 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	char path[4200];
 	int i;
 
-	if (!g || (!f->ngpu && !f->pa_gpu))
+	/* Probes go on the file, for every process: attached for one the user may profile. */
+	if (!g || (!f->ngpu && !f->pa_gpu) || (r->pid != getpid() && !rec_may_profile(s, r->pid)))
 		return;
 	/* By the process's own view of the file: the uprobe goes on its inode. */
 	if (r->pid == getpid())
@@ -305,7 +314,7 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 		l = bpf_program__attach_uprobe_opts(s->skel->progs.on_gpu_launch, -1, path,
 						    f->gpu[i].off, &uo);
 		if (!l) {
-			g->attach_failed++;
+			attach_fail(g);
 			if (s->opts.verbose)
 				pa_warn("gpu: cannot probe %s at %#llx: %s", r->path,
 					(unsigned long long)f->gpu[i].off, strerror(errno));
@@ -825,6 +834,12 @@ void rec_gpu_summary(const struct rec_session *s)
 {
 	const struct rec_gpu *g = s->gpu;
 
+	/* Newer kernels want CAP_SYS_ADMIN for uprobes, which make setcap does not grant
+	 * (docs/privileges.md). */
+	if (g && g->attach_denied)
+		pa_warn("gpu: the kernel refused %llu uprobes (permission denied): it allows them "
+			"only with CAP_SYS_ADMIN; run pa-record --gpu as root",
+			(unsigned long long)g->attach_denied);
 	if (!g || s->opts.quiet)
 		return;
 	if (g->adapter_files)

@@ -85,7 +85,7 @@ static const char usage[] =
 	"      --no-python         CPython's interpreter frames as they are, not the Python\n"
 	"                          functions they ran (walked by default, 3.11 to 3.15)\n"
 	"      --dump              with -p: print each thread's stack once and exit\n"
-	"                          (CPython 3.11 to 3.15; native frames not yet)\n"
+	"                          (kernel, native and CPython 3.11-3.15 frames)\n"
 	"  -q, --quiet             no progress, no summary\n"
 	"  -v, --verbose           show libbpf's messages\n"
 	"  -h, --help, --version\n";
@@ -750,6 +750,11 @@ static void summary(struct rec_session *s)
 	if (s->opts.offcpu && s->off_short && s->opts.verbose)
 		pa_info("off-CPU: %llu stretches under --offcpu-min (%.3f s in all) not recorded",
 			(unsigned long long)s->off_short, s->off_short_ns / 1e9);
+	if (s->priv.denied)
+		pa_warn("%llu process%s ran a setuid, setgid or file-capability program, not "
+			"followed from there: only root or an allowed user may profile those "
+			"(docs/privileges.md)",
+			(unsigned long long)s->priv.denied, s->priv.denied > 1 ? "es" : "");
 	if (s->sb_lost)
 		pa_warn("%llu side-band records (mmap/comm/fork) were lost; some samples may stay "
 			"unresolved",
@@ -782,6 +787,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pa_set_quiet(s.opts.quiet);
+	if (rec_priv_init(&s)) {
+		free(s.opts.pids);
+		return 1;
+	}
 	s.files.gpu = s.opts.gpu;
 	if (s.opts.dump && !rec_can_bpf()) {
 		pa_warn("--dump: BPF cannot be loaded here (it needs root, or CAP_BPF and "

@@ -165,7 +165,8 @@ bool rec_python_proc(struct rec_session *s, pid_t pid, const struct rec_file *f,
 	uint32_t key = pid;
 	int i;
 
-	if (!py || !f->is_python || f->pyl_err)
+	/* Its memory is read from here on: only a process the user may profile. */
+	if (!py || !f->is_python || f->pyl_err || !rec_may_profile(s, pid))
 		return false;
 	/* The load bias, from the segment m maps (as uw_map_entry places code). */
 	for (i = 0; i < f->nsegs; i++)

@@ -221,9 +221,17 @@ struct rec_sb_batch {
 	size_t n, cap_idx;
 };
 
+/* Who may be profiled (priv.c), decided once at startup. */
+struct rec_priv {
+	bool all;	 /* root, allowed by the administrator, or no capabilities held */
+	uid_t uid;	 /* the real uid: without all, only its processes are profiled */
+	uint64_t denied; /* targets that exec'd a privileged program, followed no more */
+};
+
 struct rec_session {
 	struct rec_opts opts;
 	volatile sig_atomic_t *stop; /* set by the signal handler */
+	struct rec_priv priv;
 
 	struct profile_bpf *skel;
 	struct ring_buffer *rb;
@@ -285,6 +293,22 @@ struct rec_session {
 int rec_check_privileges(const struct rec_opts *o);
 /* Whether BPF programs can be loaded here (BTF and the capabilities), silently. */
 bool rec_can_bpf(void);
+/* Whether this process holds any capability (effective or permitted). */
+bool rec_caps_held(void);
+/* Every capability dropped (ambient, effective, permitted, inheritable).  0 or -errno. */
+int rec_caps_drop(void);
+
+/*
+ * priv.c: who may be profiled (docs/privileges.md).  At startup: s->priv, and -p/-a
+ * refused (said) where the user may not profile them.  0 or -errno.
+ */
+int rec_priv_init(struct rec_session *s);
+/* Whether pid's memory, environment and files may be read, and probes attached for it:
+ * always for root and allowed users; else only for the user's own dumpable processes. */
+bool rec_may_profile(const struct rec_session *s, pid_t pid);
+/* Side-band: pid exec'd.  True when the BPF side stopped following it (a privileged
+ * program, bpf/profile.bpf.c on_exec): it is dropped here too. */
+bool rec_priv_exec(struct rec_session *s, pid_t pid);
 
 /* session.c */
 int rec_cpus_init(struct rec_session *s);
@@ -332,6 +356,8 @@ int rec_cmd_release(struct rec_session *s);
 bool rec_targets_done(struct rec_session *s);
 void rec_cmd_finish(struct rec_session *s);
 int pidset_add(struct rec_pidset *ps, pid_t pid);
+/* pid out of the set (its slot in pids[] reads 0 from then on). */
+void pidset_del(struct rec_pidset *ps, pid_t pid);
 bool pidset_has(const struct rec_pidset *ps, pid_t pid);
 void pidset_free(struct rec_pidset *ps);
 

@@ -147,6 +147,9 @@ static int sb_comm(struct rec_session *s, const struct perf_event_header *h,
 	if (pd_parse_comm(h, h->size, &c) || !wanted(s, c.pid))
 		return 0;
 	if ((c.misc & PERF_RECORD_MISC_COMM_EXEC) && c.pid == c.tid) {
+		/* Into a program the user may not profile: not followed from here. */
+		if (rec_priv_exec(s, c.pid))
+			return 0;
 		rec_unwind_sb_exec(s, c.pid, sid->time);
 		rec_synth_exec(s, c.pid);
 	}

@@ -40,6 +40,18 @@ int pidset_add(struct rec_pidset *ps, pid_t pid)
 	return 0;
 }
 
+void pidset_del(struct rec_pidset *ps, pid_t pid)
+{
+	int64_t id;
+
+	if (pid <= 0)
+		return;
+	/* No pid is 0: the index keeps the slot, which matches nothing any more. */
+	id = hidx_find(&ps->idx, hash_mix(0, (uint32_t)pid), pid_eq, ps, &pid);
+	if (id >= 0)
+		ps->pids[id] = 0;
+}
+
 void pidset_free(struct rec_pidset *ps)
 {
 	free(ps->pids);
@@ -115,6 +127,19 @@ int rec_cmd_fork(struct rec_session *s)
 		/* The pipe closing without a byte means pa-record gave up. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* A user's CMD runs as them (file capabilities leave the ids alone), and
+		 * without pa-record's capabilities. */
+		if (getuid() != 0) {
+			if (geteuid() != getuid() || getegid() != getgid())
+				e = EPERM;
+			else
+				e = -rec_caps_drop();
+			if (e) {
+				if (write(ex[1], &e, sizeof(e)) < 0)
+					_exit(127);
+				_exit(127);
+			}
+		}
 		/* Like perf: in pipe mode stdout carries perf.data, CMD's output goes to stderr. */
 		if (s->opts.pipe)
 			dup2(STDERR_FILENO, STDOUT_FILENO);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -165,11 +164,8 @@ int pa_outfile_open(struct pa_outfile *of, const char *path)
 		pa_outfile_abort(of);
 		return err;
 	}
-	/* mkostemp creates 0600; a profile is as readable as any file the user writes. */
-	mode_t mask = umask(0);
-
-	umask(mask);
-	(void)fchmod(of->fd, 0666 & ~mask);
+	/* mkostemp creates it 0600, and so it stays, as perf leaves perf.data: a profile
+	 * holds stacks, file names and command lines (docs/privileges.md). */
 	return 0;
 }
 

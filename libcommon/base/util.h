@@ -35,7 +35,8 @@ uint64_t pa_now_ns(void);
 
 /*
  * An output file written under a temporary name in the same directory and renamed
- * into place by pa_outfile_commit(), so readers never see a half-written file.
+ * into place by pa_outfile_commit(), so readers never see a half-written file.  It is
+ * created 0600 whatever the umask, as perf creates perf.data.
  * path "-" means stdout (no temp file, commit only flushes).
  */
 struct pa_outfile {
