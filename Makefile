@@ -305,11 +305,15 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(O)/libcommon.a
 # The replay test includes every fuzz target's source.
 $(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 
-lint:
+# scripts/lint-options runs each command's --help (every option it lists must be in its
+# man page and both completions), so lint builds the commands: on a fresh clone, make
+# check lints before it builds the tests.
+lint: $(BINS) $(AGENT)
 	scripts/lint-bats
 	scripts/lint-layers
 	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/agent cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c cmd/gpu-attach/adapter/totals.c
+	O=$(O) scripts/lint-options
 
 format:
 	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-# bash completion for pa-record, pa-report and pa-convert.
-# Install: source it, or copy to /usr/share/bash-completion/completions/ as
-# pa-record, pa-report and pa-convert (or link all three names to it).
+# bash completion for perf-agent, pa-record, pa-report, pa-convert and pa-gpu-attach.
+# Install: source it, or copy it to /usr/share/bash-completion/completions/ as
+# pa-record and link pa-report, pa-convert, pa-gpu-attach and perf-agent to it (as
+# make install does).
+# scripts/lint-options checks that each function completes every option of its
+# command's --help.
 
 # _pa_comma_list WORDS: complete the last item of a comma list in $cur from WORDS.
 _pa_comma_list()
@@ -158,7 +161,12 @@ _pa_convert()
 		return
 		;;
 	--event)
-		COMPREPLY=($(compgen -W "cpu-clock offcpu-time gpu-time gpu-launch" -- "$cur"))
+		# --pprof takes a comma list of events, --folded one
+		if [[ " ${COMP_WORDS[*]} " == *" --pprof "* ]]; then
+			_pa_comma_list "cpu-clock offcpu-time gpu-time gpu-launch"
+		else
+			COMPREPLY=($(compgen -W "cpu-clock offcpu-time gpu-time gpu-launch" -- "$cur"))
+		fi
 		return
 		;;
 	--debuginfod)
@@ -176,16 +184,103 @@ _pa_convert()
 
 _pa_gpu_attach()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]}
+	local cur i
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
 
-	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--check -q --quiet -h --help --version" -- "$cur"))
+	# Options come first; the first other word (or the one after "--") is the
+	# command, and what follows is its own.
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		--check)
+			return
+			;;
+		--)
+			((i++))
+			break
+			;;
+		-*) ;;
+		*)
+			break
+			;;
+		esac
+	done
+	if ((i < COMP_CWORD)); then
+		COMPREPLY=($(compgen -f -- "$cur"))
+	elif [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "--check -q --quiet -h --help --version --" -- "$cur"))
 	else
 		COMPREPLY=($(compgen -c -- "$cur"))
 	fi
+}
+
+_perf_agent()
+{
+	local cur prev
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+
+	# perf-agent COMMAND ARGS: ARGS are completed as pa-COMMAND's.
+	if ((COMP_CWORD > 1)); then
+		case ${COMP_WORDS[1]} in
+		record | report | convert | gpu-attach)
+			local fn=_pa_${COMP_WORDS[1]//-/_}
+			local -a words=("pa-${COMP_WORDS[1]}" "${COMP_WORDS[@]:2}")
+			local COMP_CWORD=$((COMP_CWORD - 1))
+			local -a COMP_WORDS=("${words[@]}")
+			$fn
+			return
+			;;
+		esac
+	fi
+
+	case $prev in
+	-p | --pid)
+		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur"))
+		return
+		;;
+	-d | --duration | --interval | --retry-max)
+		COMPREPLY=($(compgen -W "500ms 1s 5s 10s 30s 1m 5m" -- "$cur"))
+		return
+		;;
+	-F | --freq)
+		COMPREPLY=($(compgen -W "49 99 999 4999" -- "$cur"))
+		return
+		;;
+	-o | --output-dir | --spool)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return
+		;;
+	--basic-auth-file | --token-file | --cacert)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--push)
+		COMPREPLY=($(compgen -W "http:// https://" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		return
+		;;
+	--spool-max)
+		COMPREPLY=($(compgen -W "64M 256M 1G" -- "$cur"))
+		return
+		;;
+	--tag | --app | --tenant)
+		return
+		;;
+	esac
+	if ((COMP_CWORD == 1)) && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "record report convert gpu-attach" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq --offcpu --gpu
+		--pmu --tag --profile -o --output-dir --continuous --interval --push --app --tenant
+		--basic-auth-file --token-file --cacert --spool --spool-max --retry-max -q --quiet
+		-h --help --version" -- "$cur"))
 }
 
 complete -F _pa_record pa-record
 complete -F _pa_report pa-report
 complete -F _pa_convert pa-convert
 complete -F _pa_gpu_attach pa-gpu-attach
+complete -F _perf_agent perf-agent
