@@ -232,3 +232,34 @@ require_agent() {
 	[ "${rejected:-0}" -ge 2 ] || fail "rejections not counted"
 	[ -z "$(ls spool)" ] || fail "rejected windows kept: $(ls spool)"
 }
+
+@test "perf-agent: --continuous stopped by SIGTERM pushes the window it was in" {
+	require_agent
+	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
+	receiver_start recv
+	"$(wl cpu_split)" 30 &
+	pid=$!
+	track $pid
+	timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid --interval 60s \
+		--push "http://127.0.0.1:$PORT" --spool spool 2>agent.err &
+	agent=$!
+	sleep 4
+	kill -TERM $agent
+	wait $agent || fail "perf-agent exited $?: $(cat agent.err)"
+	cat agent.err
+	[ "$(jq -s length recv/uploads.jsonl)" -eq 1 ] || fail "not one window"
+	f=$(jq -r .file recv/uploads.jsonl)
+	[ "$(pprof_samples "recv/$f")" -gt 100 ] || fail "the window lost its samples"
+	jq -e '.until - .from >= 2 and .until - .from < 60' recv/uploads.jsonl >/dev/null ||
+		fail "until is not where the recording stopped"
+}
+
+@test "perf-agent: --continuous on a pid that does not exist: pa-record's one line, exit 1" {
+	require_agent
+	run timeout -k 5 30 "$PERF_AGENT" --continuous -p 999999999 --push http://127.0.0.1:9 \
+		--spool spool
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q 'pa-record: error: no process with PID 999999999' <<<"$output" || fail "not said"
+	run ! grep -q "stream" <<<"$output"
+}

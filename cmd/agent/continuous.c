@@ -225,7 +225,7 @@ int continuous_run(const struct agent_opts *o)
 	struct agent_push ap = {0};
 	struct win_stats ws = {0};
 	struct timespec mono, wall;
-	char tool[PATH_MAX], dirbuf[PATH_MAX];
+	char tool[PATH_MAX], dirbuf[PATH_MAX], errbuf[256];
 	const char *dir = spool_dir(o, dirbuf, sizeof(dirbuf));
 	struct win_reader *w;
 	int fds[2], status, err;
@@ -290,14 +290,16 @@ int continuous_run(const struct agent_opts *o)
 		usleep(TICK_US);
 		win_tick(w);
 	}
-	err = win_finish(w, &ws);
+	err = win_finish(w, &ws, errbuf, sizeof(errbuf));
 	status = agent_wait(rec);
+	/* pa-record said why it failed; its stream's end is no news then. */
+	if (err && !status)
+		pa_err("the recording's stream: %s", errbuf);
 	pusher_stop(ap.p, PUSH_GRACE_NS);
-	if (!o->quiet)
+	if (!o->quiet && (ws.windows || !status))
 		print_summary(&ws, &ap);
 	pusher_free(ap.p);
 	spool_close(ap.sp);
-	/* pa-record said why it failed; a stream error was said above. */
 	if (status)
 		return status < 0 ? 1 : status;
 	return err ? 1 : 0;

@@ -213,7 +213,7 @@ bool win_ended(struct win_reader *w)
 	return ended;
 }
 
-int win_finish(struct win_reader *w, struct win_stats *st)
+int win_finish(struct win_reader *w, struct win_stats *st, char *errbuf, size_t errlen)
 {
 	struct cg_profile *closed;
 	uint64_t start = 0, end = mono_ns();
@@ -227,7 +227,7 @@ int win_finish(struct win_reader *w, struct win_stats *st)
 	emit(w, closed, start, end);
 	err = w->err;
 	if (err)
-		pa_err("the recording's stream: %s", w->errmsg[0] ? w->errmsg : strerror(-err));
+		snprintf(errbuf, errlen, "%s", w->errmsg[0] ? w->errmsg : strerror(-err));
 	if (st)
 		*st = w->st;
 	pthread_mutex_destroy(&w->lock);

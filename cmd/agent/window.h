@@ -49,9 +49,9 @@ void win_tick(struct win_reader *w);
 /* Whether the stream ended (EOF, or an error win_finish reports). */
 bool win_ended(struct win_reader *w);
 /*
- * After the stream ended: close the last window, free w.  0, or -errno after printing
- * the stream's error (bad stream, out of memory).
+ * After the stream ended: close the last window, free w.  0, or -errno with the
+ * stream's error (bad stream, out of memory) in errbuf.
  */
-int win_finish(struct win_reader *w, struct win_stats *st);
+int win_finish(struct win_reader *w, struct win_stats *st, char *errbuf, size_t errlen);
 
 #endif /* PA_AGENT_WINDOW_H */
