@@ -38,6 +38,21 @@ windows() {
 	jq -r '"\(.from) \(.until) \(.file)"' "$1/uploads.jsonl" | sort -n
 }
 
+# start WORKLOAD ARGS...: a private copy in the background, $pid once it runs as
+# itself (perf-agent names its files and labels by the command it finds).
+start() {
+	local w n=50
+	w=$(wl "$1") || return 1
+	shift
+	"$w" "$@" &
+	pid=$!
+	track $pid
+	while [ "$(cat /proc/$pid/comm 2>/dev/null)" != "${w##*/}" ] && [ $n -gt 0 ]; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+}
+
 require_agent() {
 	require_root
 	require_bin "$PERF_AGENT" "$PA_RECORD" "$PA_CONVERT" "$PPROF_DUMP"
@@ -57,9 +72,7 @@ require_agent() {
 @test "perf-agent: --profile -p PID -d 2s writes a pprof naming the hot function, and a flame graph" {
 	require_agent
 	command -v go >/dev/null || fail "go not installed (make deps installs golang-go)"
-	"$(wl cpu_split)" 30 &
-	pid=$!
-	track $pid
+	start cpu_split 30
 	run "$PERF_AGENT" --profile -p $pid -d 2s -o out
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -78,9 +91,7 @@ require_agent() {
 
 @test "perf-agent: --profile --offcpu: each kind of time in its own pprof" {
 	require_agent
-	"$(wl offcpu_sleep)" 30 &
-	pid=$!
-	track $pid
+	start offcpu_sleep 30
 	run "$PERF_AGENT" --profile --offcpu -p $pid -d 2s -o out
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -126,9 +137,7 @@ require_agent() {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
 	receiver_start recv
-	"$(wl cpu_split)" 100 &
-	pid=$!
-	track $pid
+	start cpu_split 100
 	PA_TIMEOUT=90 pa_record -q -p $pid -d 60s -o single.data &
 	single=$!
 	timeout -k 5 100 "$PERF_AGENT" --continuous -p $pid -d 60s --interval 5s \
@@ -169,9 +178,7 @@ require_agent() {
 @test "perf-agent: --continuous: a full spool drops the oldest windows, counted; the rest is pushed at the next start" {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
-	"$(wl cpu_split)" 60 &
-	pid=$!
-	track $pid
+	start cpu_split 60
 	# No server: every window waits in a spool too small for all of them.
 	run timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid -d 8s --interval 1s \
 		--push http://127.0.0.1:9 --spool spool --spool-max 4K --retry-max 1s
@@ -198,9 +205,7 @@ require_agent() {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
 	receiver_start recv
-	"$(wl cpu_split)" 30 &
-	pid=$!
-	track $pid
+	start cpu_split 30
 	printf 'sekrit-token\n' >token
 	run timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid -d 2s --interval 1s \
 		--push "http://127.0.0.1:$PORT/" --spool spool --tenant team-a --token-file token \
@@ -220,9 +225,7 @@ require_agent() {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
 	receiver_start recv 0 --status 400
-	"$(wl cpu_split)" 30 &
-	pid=$!
-	track $pid
+	start cpu_split 30
 	run timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid -d 3s --interval 1s \
 		--push "http://127.0.0.1:$PORT" --spool spool
 	echo "$output"
@@ -237,9 +240,7 @@ require_agent() {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
 	receiver_start recv
-	"$(wl cpu_split)" 30 &
-	pid=$!
-	track $pid
+	start cpu_split 30
 	timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid --interval 60s \
 		--push "http://127.0.0.1:$PORT" --spool spool 2>agent.err &
 	agent=$!

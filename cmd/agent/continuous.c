@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #define PUSH_GRACE_NS	(10 * NS) /* at exit, for what the spool still holds */
 #define PUSH_TIMEOUT_NS (30 * NS) /* one request */
 #define MAX_ARGS	(24 + 2 * AGENT_MAX_TAGS)
+#define MMAP_THRESHOLD	(256 << 10)
 
 struct agent_push {
 	struct spool *sp;
@@ -231,6 +233,12 @@ int continuous_run(const struct agent_opts *o)
 	int fds[2], status, err;
 	pid_t rec;
 
+	/*
+	 * Each window allocates and frees its tables: a fixed threshold keeps the large
+	 * ones mmap'ed, given back when freed, where glibc's moving one would let them
+	 * pile up in the heap over a long run.
+	 */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	if (o->interval_ns % NS) {
 		pa_err("--interval must be whole seconds (Pyroscope's windows are)");
 		return 1;

@@ -20,12 +20,17 @@
 #include "symbolize/dso.h"
 
 #define CG_MAX_FRAMES 4096
-#define IDS_BLOCK     (4u << 20) /* stack location ids are allocated in blocks */
+/*
+ * Stack location ids are allocated in blocks, each twice the last, from 64K ids (a
+ * short window of perf-agent --continuous needs no more) to 4M.
+ */
+#define IDS_BLOCK_MIN (64u << 10)
+#define IDS_BLOCK     (4u << 20)
 
 struct ids_block {
 	struct ids_block *next;
-	size_t used;
-	uint32_t ids[IDS_BLOCK];
+	size_t used, size;
+	uint32_t ids[];
 };
 
 /* What a location was interned by: the key of machine_locate. */
@@ -734,12 +739,17 @@ static uint32_t *ids_alloc(struct cg_profile *cg, size_t nr)
 
 	if (nr > IDS_BLOCK)
 		return NULL;
-	if (!b || b->used + nr > IDS_BLOCK) {
-		b = malloc(sizeof(*b));
+	if (!b || b->used + nr > b->size) {
+		size_t size = b ? b->size * 2 : IDS_BLOCK_MIN;
+
+		if (size > IDS_BLOCK)
+			size = IDS_BLOCK;
+		b = malloc(sizeof(*b) + size * sizeof(b->ids[0]));
 		if (!b)
 			return NULL;
-		pa_huge(b, sizeof(*b));
+		pa_huge(b, sizeof(*b) + size * sizeof(b->ids[0]));
 		b->used = 0;
+		b->size = size;
 		b->next = cg->ids_blocks;
 		cg->ids_blocks = b;
 	}
