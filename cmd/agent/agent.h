@@ -43,6 +43,19 @@ struct agent_opts {
 	uint64_t retry_max_ns; /* the longest wait between two tries */
 };
 
+/* A command line being built for pa-record or pa-convert. */
+#define AGENT_MAX_ARGS (24 + 2 * AGENT_MAX_TAGS)
+struct agent_argv {
+	char *v[AGENT_MAX_ARGS];
+	int n;
+	char dur[32];
+};
+
+void agent_arg(struct agent_argv *a, const char *s);
+/* pa-record's target options from o: -p or -a, -d (when set), -F, --offcpu and --gpu
+ * (with kinds), --tag (with tags). */
+void agent_record_args(struct agent_argv *a, const struct agent_opts *o, bool kinds, bool tags);
+
 /* The path of pa-NAME: next to perf-agent, else found in $PATH (NULL). */
 const char *agent_tool(const char *name, char *buf, size_t len);
 

@@ -29,14 +29,13 @@
 #define WINDOW_LAG_NS	(2 * NS)  /* the recorder's buffering and ordering */
 #define PUSH_GRACE_NS	(10 * NS) /* at exit, for what the spool still holds */
 #define PUSH_TIMEOUT_NS (30 * NS) /* one request */
-#define MAX_ARGS	(24 + 2 * AGENT_MAX_TAGS)
 #define MMAP_THRESHOLD	(256 << 10)
 
 struct agent_push {
 	struct spool *sp;
 	struct pusher *p;
-	char query[2048];		/* name=...&spyName=...&format=pprof */
-	uint64_t spooled, spool_failed; /* spool_failed: said once */
+	char query[2048];      /* name=...&spyName=...&format=pprof */
+	uint64_t spool_failed; /* windows the spool could not take: said once */
 };
 
 /* The default spool: /var/spool/perf-agent for root, else under XDG_STATE_HOME. */
@@ -149,46 +148,20 @@ static void spool_window(void *ctx, uint64_t start_ns, uint64_t end_ns, const ui
 				strerror(-err));
 		return;
 	}
-	ap->spooled++;
 	pusher_kick(ap->p);
 }
 
 /* pa-record -o - with o's target, its stream on fd. */
 static pid_t start_record(const struct agent_opts *o, const char *tool, int fd)
 {
-	char *argv[MAX_ARGS], dur[32];
-	int n = 0;
-	size_t i;
+	struct agent_argv a = {0};
 
-	argv[n++] = (char *)tool;
-	argv[n++] = "-q";
-	argv[n++] = "-o";
-	argv[n++] = "-";
-	if (o->system_wide) {
-		argv[n++] = "-a";
-	} else {
-		argv[n++] = "-p";
-		argv[n++] = (char *)o->pids;
-	}
-	if (o->duration_ns) {
-		snprintf(dur, sizeof(dur), "%lluns", (unsigned long long)o->duration_ns);
-		argv[n++] = "-d";
-		argv[n++] = dur;
-	}
-	if (o->freq) {
-		argv[n++] = "-F";
-		argv[n++] = (char *)o->freq;
-	}
-	if (o->offcpu)
-		argv[n++] = "--offcpu";
-	if (o->gpu)
-		argv[n++] = "--gpu";
-	for (i = 0; i < o->nr_tags; i++) {
-		argv[n++] = "--tag";
-		argv[n++] = (char *)o->tags[i];
-	}
-	argv[n] = NULL;
-	return agent_spawn(argv, fd);
+	agent_arg(&a, tool);
+	agent_arg(&a, "-q");
+	agent_arg(&a, "-o");
+	agent_arg(&a, "-");
+	agent_record_args(&a, o, true, true);
+	return agent_spawn(a.v, fd);
 }
 
 static void print_summary(const struct win_stats *ws, struct agent_push *ap)

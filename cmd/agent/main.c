@@ -214,6 +214,42 @@ int agent_run(char *const argv[])
 	return pid < 0 ? -1 : agent_wait(pid);
 }
 
+void agent_arg(struct agent_argv *a, const char *s)
+{
+	if (a->n < AGENT_MAX_ARGS - 1)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+void agent_record_args(struct agent_argv *a, const struct agent_opts *o, bool kinds, bool tags)
+{
+	size_t i;
+
+	if (o->system_wide) {
+		agent_arg(a, "-a");
+	} else {
+		agent_arg(a, "-p");
+		agent_arg(a, o->pids);
+	}
+	if (o->duration_ns) {
+		snprintf(a->dur, sizeof(a->dur), "%lluns", (unsigned long long)o->duration_ns);
+		agent_arg(a, "-d");
+		agent_arg(a, a->dur);
+	}
+	if (o->freq) {
+		agent_arg(a, "-F");
+		agent_arg(a, o->freq);
+	}
+	if (kinds && o->offcpu)
+		agent_arg(a, "--offcpu");
+	if (kinds && o->gpu)
+		agent_arg(a, "--gpu");
+	for (i = 0; tags && i < o->nr_tags; i++) {
+		agent_arg(a, "--tag");
+		agent_arg(a, o->tags[i]);
+	}
+}
+
 void agent_target_name(const struct agent_opts *o, char *buf, size_t len)
 {
 	char path[64];

@@ -19,44 +19,6 @@
 #include "agent.h"
 #include "base/util.h"
 
-#define MAX_ARGS (24 + 2 * AGENT_MAX_TAGS)
-
-struct argv_buf {
-	char *v[MAX_ARGS];
-	int n;
-};
-
-static void arg(struct argv_buf *a, const char *s)
-{
-	if (a->n < MAX_ARGS - 1)
-		a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
-}
-
-/* The target options pa-record takes from o: -p/-a, -d, -F, --tag. */
-static void target_args(struct argv_buf *a, const struct agent_opts *o, char *dur, size_t len)
-{
-	size_t i;
-
-	if (o->system_wide) {
-		arg(a, "-a");
-	} else {
-		arg(a, "-p");
-		arg(a, o->pids);
-	}
-	snprintf(dur, len, "%lluns", (unsigned long long)o->duration_ns);
-	arg(a, "-d");
-	arg(a, dur);
-	if (o->freq) {
-		arg(a, "-F");
-		arg(a, o->freq);
-	}
-	for (i = 0; i < o->nr_tags; i++) {
-		arg(a, "--tag");
-		arg(a, o->tags[i]);
-	}
-}
-
 /*
  * --pmu: pa-record --pmu --json over the same time, its document into path (through
  * a temporary file).  The child's pid, or -1.
@@ -64,8 +26,7 @@ static void target_args(struct argv_buf *a, const struct agent_opts *o, char *du
 static pid_t start_pmu(const struct agent_opts *o, const char *tool, const char *path, char *tmp,
 		       size_t tmplen)
 {
-	struct argv_buf a = {0};
-	char dur[32];
+	struct agent_argv a = {0};
 	pid_t pid;
 	int fd;
 
@@ -75,14 +36,12 @@ static pid_t start_pmu(const struct agent_opts *o, const char *tool, const char 
 		pa_err("cannot create %s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	arg(&a, tool);
-	arg(&a, "--pmu");
-	arg(&a, "--json");
-	arg(&a, "-q");
-	target_args(&a, o, dur, sizeof(dur));
-	/* --pmu takes no --tag: drop them (they come last). */
-	a.n -= 2 * o->nr_tags;
-	a.v[a.n] = NULL;
+	agent_arg(&a, tool);
+	agent_arg(&a, "--pmu");
+	agent_arg(&a, "--json");
+	agent_arg(&a, "-q");
+	/* --pmu counts: no kinds of time, no --tag. */
+	agent_record_args(&a, o, false, false);
 	pid = agent_spawn(a.v, fd);
 	close(fd);
 	if (pid < 0)
@@ -108,19 +67,19 @@ static int finish_pmu(pid_t pid, const char *tmp, const char *path)
 static int convert(const char *tool, const char *data, const char *format, const char *event,
 		   const char *out)
 {
-	struct argv_buf a = {0};
+	struct agent_argv a = {0};
 
-	arg(&a, tool);
-	arg(&a, "-q");
-	arg(&a, "-i");
-	arg(&a, data);
-	arg(&a, format);
+	agent_arg(&a, tool);
+	agent_arg(&a, "-q");
+	agent_arg(&a, "-i");
+	agent_arg(&a, data);
+	agent_arg(&a, format);
 	if (event) {
-		arg(&a, "--event");
-		arg(&a, event);
+		agent_arg(&a, "--event");
+		agent_arg(&a, event);
 	}
-	arg(&a, "-o");
-	arg(&a, out);
+	agent_arg(&a, "-o");
+	agent_arg(&a, out);
 	return agent_run(a.v) ? -1 : 0;
 }
 
@@ -138,8 +97,7 @@ int oneshot_run(const struct agent_opts *o)
 	char record[PATH_MAX], conv[PATH_MAX], name[64], stamp[32], base[PATH_MAX - 64];
 	char data[PATH_MAX], out[PATH_MAX], pmu_path[PATH_MAX], pmu_tmp[PATH_MAX + 8];
 	const char *dir = o->output_dir ? o->output_dir : ".";
-	struct argv_buf a = {0};
-	char dur[32];
+	struct agent_argv a = {0};
 	pid_t pmu = -1;
 	struct tm tm;
 	time_t now = time(NULL);
@@ -171,15 +129,11 @@ int oneshot_run(const struct agent_opts *o)
 		if (pmu < 0)
 			return 1;
 	}
-	arg(&a, record);
-	arg(&a, "-q");
-	arg(&a, "-o");
-	arg(&a, data);
-	if (o->offcpu)
-		arg(&a, "--offcpu");
-	if (o->gpu)
-		arg(&a, "--gpu");
-	target_args(&a, o, dur, sizeof(dur));
+	agent_arg(&a, record);
+	agent_arg(&a, "-q");
+	agent_arg(&a, "-o");
+	agent_arg(&a, data);
+	agent_record_args(&a, o, true, true);
 	if (!o->quiet)
 		fprintf(stderr, "perf-agent: profiling %s for %.1f s\n", name,
 			o->duration_ns / 1e9);
