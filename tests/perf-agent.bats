@@ -230,7 +230,7 @@ require_agent() {
 		--push "http://127.0.0.1:$PORT" --spool spool
 	echo "$output"
 	[ "$status" -eq 0 ]
-	grep -q '400' <<<"$output" || fail "the status is not said"
+	grep -q 'rejected a window (HTTP 400' <<<"$output" || fail "the status is not said"
 	rejected=$(sed -nE 's/.*rejected ([0-9]+),.*/\1/p' <<<"$output")
 	[ "${rejected:-0}" -ge 2 ] || fail "rejections not counted"
 	[ -z "$(ls spool)" ] || fail "rejected windows kept: $(ls spool)"
