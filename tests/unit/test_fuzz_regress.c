@@ -22,6 +22,7 @@
 #include "../fuzz/fuzz_cfi_elf.c"
 #include "../fuzz/fuzz_container.c"
 #include "../fuzz/fuzz_evspec.c"
+#include "../fuzz/fuzz_gopclntab.c"
 #include "../fuzz/fuzz_perfdata.c"
 #include "../fuzz/fuzz_perfdata_pipe.c"
 #include "../fuzz/fuzz_perfmap.c"
@@ -114,6 +115,7 @@ REPLAY(cfi)
 REPLAY(cfi_elf)
 REPLAY(container)
 REPLAY(evspec)
+REPLAY(gopclntab)
 REPLAY(perfdata)
 REPLAY(perfdata_pipe)
 REPLAY(perfmap)
@@ -128,6 +130,7 @@ int main(void)
 	RUN(test_replay_cfi_elf);
 	RUN(test_replay_container);
 	RUN(test_replay_evspec);
+	RUN(test_replay_gopclntab);
 	RUN(test_replay_perfdata);
 	RUN(test_replay_perfdata_pipe);
 	RUN(test_replay_perfmap);
