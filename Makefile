@@ -59,6 +59,10 @@ WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
 # Keep BPF objects and skeletons: they are intermediates of a chain, not throwaways.
 .SECONDARY:
 
+# Tools the tests and benchmarks run (tests/tools/NAME.c), linked with libcommon.
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRCS))
+
 # The CUDA adapter (pa-gpu-attach injects it) is built where the toolkit's CUPTI
 # headers are; the rest builds without them.  It is loaded into CUDA programs, so it
 # is built without the sanitizers, whose runtime they lack.
@@ -253,7 +257,11 @@ $(CORPUS)/.made: tests/fuzz/make-corpus $(O)/tests/fuzz/gen-perfdata
 	@O=$(O) GEN=$(O)/tests/fuzz/gen-perfdata CORPUS=$(CORPUS) tests/fuzz/make-corpus
 	@touch $@
 
-tests: all $(UNIT_BINS) $(WL_BINS) $(GOLDEN_BINS) $(CORPUS)/.made
+$(O)/tests/tools/%: tests/tools/%.c $(O)/libcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(O)/libcommon.a $(LDLIBS) -o $@
+
+tests: all $(UNIT_BINS) $(WL_BINS) $(GOLDEN_BINS) $(TOOL_BINS) $(CORPUS)/.made
 
 check: deps
 	@$(MAKE) --no-print-directory lint
@@ -271,7 +279,7 @@ gpu-check-bundle: all
 	@tests/gpu/bundle.sh $(O) $(O)/gpu-check
 
 # Each prints ratios against Linux perf (or the workload alone) on the same run.
-BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu flamegraph labels continuous
+BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu flamegraph labels continuous gosym
 
 bench: tests
 	@for b in $(BENCHES); do echo "== bench/$$b"; O=$(O) bench/$$b || exit 1; done
@@ -311,12 +319,12 @@ $(O)/tests/test_fuzz_regress: $(wildcard tests/fuzz/*.c tests/fuzz/*.h)
 lint: $(BINS) $(AGENT)
 	scripts/lint-bats
 	scripts/lint-layers
-	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
+	clang-format --dry-run -Werror $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c tests/tools/*.c)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr -Ilibcommon -Ibpf $(LIB_SRCS) cmd/record cmd/report cmd/convert cmd/agent cmd/gpu-attach/main.c cmd/gpu-attach/adapter/probes.c cmd/gpu-attach/adapter/totals.c
 	O=$(O) scripts/lint-options
 
 format:
-	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c)
+	clang-format -i $(LIB_SRCS) $(LIB_HDRS) $(wildcard cmd/*/*.c cmd/*/*.h cmd/*/*/*.c cmd/*/*/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c tests/golden/*.c tests/tools/*.c)
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the commands, the CUDA adapter where it
 # is built (pa-gpu-attach finds it in ../lib/perf-agent/ from itself), man pages, bash

@@ -2,7 +2,8 @@
 /*
  * Inline chains and lines with libdw: dwarf_addrdie finds the CU, the line table gives
  * the innermost file:line, and dwarf_getscopes walks out through the inlined
- * subroutines, each one's DW_AT_call_file/line being where its caller is.
+ * subroutines, each one's DW_AT_call_file/line being where its caller is.  Where DWARF
+ * is gone or silent, a Go binary's .gopclntab answers the same question.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -18,6 +19,7 @@
 #include "base/hash.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/dwarf_scopes.h"
+#include "symbolize/gopclntab.h"
 
 #define MAX_INLINE 32 /* deeper chains are cut: the outermost frames are kept */
 
@@ -52,6 +54,8 @@ struct dso_dwarf {
 	size_t nr_fde;
 	struct va_cache cache;
 	struct dws_cache cus; /* scope indexes of the CUs looked up */
+	struct gopcln *go;    /* a Go binary's pc-line table, NULL if none */
+	bool go_tried;
 };
 
 static int elf_file_open(struct elf_file *ef, const char *path)
@@ -126,6 +130,17 @@ static Dwarf *dwarf_of(struct dso_dwarf *d)
 	return d->dw;
 }
 
+/* The binary's Go pc-line table, opened the first time DWARF does not answer. */
+static struct gopcln *go_of(struct dso_dwarf *d)
+{
+	if (!d->go_tried) {
+		d->go_tried = true;
+		if (d->bin.elf)
+			d->go = gopcln_open(d->bin.elf);
+	}
+	return d->go;
+}
+
 static void result_free(struct dwl_result *r)
 {
 	uint32_t i;
@@ -149,6 +164,7 @@ void dso_dwarf_free(struct dso_dwarf *d)
 	free(d->cache.slots);
 	hidx_free(&d->cache.idx);
 	dws_cache_free(&d->cus);
+	gopcln_free(d->go);
 	free(d->fde_starts);
 	/* The CFI from dwarf_getcfi_elf is ours to end; dwarf_getcfi's belongs to dw. */
 	if (d->eh_cfi)
@@ -296,15 +312,41 @@ static struct dwl_result *resolve(struct dso_dwarf *d, uint64_t va)
 	return r;
 }
 
+/* What the Go runtime's own tables say of va: names and files point into them. */
+static struct dwl_result *resolve_go(struct gopcln *go, uint64_t va)
+{
+	struct gopcln_frame gf[MAX_INLINE];
+	struct dwl_result *r;
+	int i, n;
+
+	n = gopcln_lookup(go, va, gf, MAX_INLINE);
+	if (n <= 0)
+		return NULL;
+	r = malloc(sizeof(*r) + (size_t)n * sizeof(r->f[0]));
+	if (!r)
+		return NULL;
+	r->n = (uint32_t)n;
+	r->owned = 0;
+	for (i = 0; i < n; i++)
+		r->f[i] = (struct dwl_frame){gf[i].name, gf[i].file, gf[i].line};
+	return r;
+}
+
 const struct dwl_result *dwl_lookup(struct dso_dwarf *d, uint64_t va)
 {
 	struct dwl_result *r;
+	Dwarf *dw;
 
-	if (!d || !dwarf_of(d))
+	if (!d)
+		return NULL;
+	dw = dwarf_of(d);
+	if (!dw && !go_of(d))
 		return NULL;
 	if (cache_get(&d->cache, va, &r))
 		return r;
-	r = resolve(d, va);
+	r = dw ? resolve(d, va) : NULL;
+	if (!r && go_of(d))
+		r = resolve_go(d->go, va);
 	if (cache_put(&d->cache, va, r)) {
 		result_free(r);
 		return NULL; /* not cached: computed again next time, still correct */

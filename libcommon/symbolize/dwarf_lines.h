@@ -40,7 +40,11 @@ struct dwl_result {
 struct dso_dwarf *dwl_open(const char *file, const char *debug, bool demangle);
 void dso_dwarf_free(struct dso_dwarf *dw);
 
-/* Source frames of link-time address va, or NULL when DWARF does not cover it. */
+/*
+ * Source frames of link-time address va, or NULL when DWARF does not cover it and the
+ * file is no Go binary whose .gopclntab does (names, files, lines and inlined calls of
+ * stripped Go programs).
+ */
 const struct dwl_result *dwl_lookup(struct dso_dwarf *dw, uint64_t va);
 
 /*

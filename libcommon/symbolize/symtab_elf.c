@@ -2,8 +2,9 @@
 /*
  * ELF symbol loading: FUNC/IFUNC symbols of .symtab and .dynsym, PLT stubs named
  * "name@plt", the .symtab of MiniDebugInfo (.gnu_debugdata) and of separate debug
- * files, and the PT_LOAD segments that turn mapping file offsets into the link-time
- * addresses the symbols use.
+ * files, the functions of a Go binary's .gopclntab when no .symtab names them, and the
+ * PT_LOAD segments that turn mapping file offsets into the link-time addresses the
+ * symbols use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbolize/gopclntab.h"
 #include "symbolize/symtab_priv.h"
 
 #ifndef R_X86_64_GLOB_DAT
@@ -550,6 +552,36 @@ static int load_minidebuginfo(struct elf_ctx *c)
 	return err == -ENOMEM || err == -ENOSPC ? err : 0;
 }
 
+/*
+ * A stripped Go binary (`-ldflags=-s`) still has the table its runtime names functions
+ * by: every Go function, named where the file's mapping has the name.
+ */
+static int load_gopclntab(struct elf_ctx *c)
+{
+	struct gopcln *t = gopcln_open(c->elf);
+	size_t i, n;
+	int err = 0;
+
+	if (!t)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	n = gopcln_nr_funcs(t);
+	for (i = 0; !err && i < n; i++) {
+		uint64_t start, end;
+		const char *name;
+
+		if (gopcln_func(t, i, &start, &end, &name) || !name[0])
+			continue;
+		err = symtab_builder_add_ref(&c->b, start, end - start, 0, name,
+					     SB_FUNC | SB_GLOBAL | SB_STRONG);
+		c->refs = true;
+	}
+	/* Every Go function is there; C ones (cgo) only as far as .dynsym names them. */
+	if (n)
+		c->b.full = true;
+	gopcln_free(t);
+	return err;
+}
+
 static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
 {
 	int err;
@@ -565,6 +597,8 @@ static int load_elf(struct elf_ctx *c, struct symtab *st, const char *debug)
 		err = load_minidebuginfo(c);
 	if (!err && debug)
 		err = load_debug(c, debug);
+	if (!err && !c->b.full)
+		err = load_gopclntab(c);
 	if (!err && c->refs) {
 		err = symtab_builder_keep(&c->b, c->elf, NULL);
 		c->elf = NULL;
