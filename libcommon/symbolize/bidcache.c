@@ -2,9 +2,11 @@
 /*
  * The build-id cache writer.  Layout and naming follow perf's build-id.c so both
  * tools share ~/.debug; the reader side is dso.c's ".build-id/xx/rest/elf" lookup.
+ * A stripped Go binary is kept as a copy with a symbol table (buildid.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +18,8 @@
 
 #include "symbolize/bidcache.h"
 #include "symbolize/buildid.h"
+#include "symbolize/elfadd.h"
+#include "symbolize/gopclntab.h"
 #include "perfdata/pd_read.h"
 #include "perfdata/perfdata.h"
 #include "base/util.h"
@@ -65,6 +69,58 @@ static int copy_fd(int in, const char *tmp)
 	return err;
 }
 
+/*
+ * A stripped Go binary into a new file tmp: itself with the functions of its .gopclntab
+ * as a .symtab and its derived build-id as a GNU note, so perf names its frames too.
+ */
+static int write_go_copy(int in, const char *tmp, const uint8_t *bid, size_t bid_size)
+{
+	struct elfadd_sym *syms = NULL;
+	struct gopcln *t = NULL;
+	size_t i, n = 0;
+	Elf *elf;
+	int out, err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	elf = elf_begin(in, ELF_C_READ_MMAP, NULL);
+	t = elf ? gopcln_open(elf) : NULL;
+	if (!t) {
+		err = elf && errno == ENOMEM ? -ENOMEM : -ENOEXEC;
+		goto out;
+	}
+	syms = calloc(gopcln_nr_funcs(t) + 1, sizeof(*syms));
+	if (!syms) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < gopcln_nr_funcs(t); i++) {
+		uint64_t start, end;
+
+		if (!gopcln_func(t, i, &start, &end, &syms[n].name)) {
+			syms[n].start = start;
+			syms[n].size = end - start;
+			n++;
+		}
+	}
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = elfadd_write(in, out, syms, n, bid, bid_size);
+	if (close(out) && !err)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	free(syms);
+	gopcln_free(t);
+	if (elf)
+		elf_end(elf);
+	return err;
+}
+
 /* perf names a deleted file "path (deleted)"; the cache is named for the path. */
 static void strip_deleted(char *s)
 {
@@ -82,6 +138,7 @@ int bidc_add(const char *dir, const uint8_t *bid, size_t bid_size, const char *p
 	char tmp[PATH_MAX + 32], target[PATH_MAX], fdpath[64];
 	uint8_t got[BID_MAX];
 	struct stat st;
+	bool derived;
 	int fd, n, err;
 
 	if (!bid_size || bid_size > BID_MAX || path[0] != '/')
@@ -101,7 +158,7 @@ int bidc_add(const char *dir, const uint8_t *bid, size_t bid_size, const char *p
 	if (fd < 0)
 		return -errno;
 	/* Never cache a file under a build-id it does not carry (rebuilt meanwhile). */
-	n = bid_read_fd(fd, got);
+	n = bid_read_fd_derived(fd, got, &derived);
 	if (n != (int)bid_size || memcmp(got, bid, bid_size)) {
 		close(fd);
 		return -ESTALE;
@@ -116,7 +173,11 @@ int bidc_add(const char *dir, const uint8_t *bid, size_t bid_size, const char *p
 	 * mount namespaces alike; across filesystems (EXDEV) it has to be a copy.
 	 */
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	if (linkat(AT_FDCWD, fdpath, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW)) {
+	if (derived) {
+		err = write_go_copy(fd, tmp, bid, bid_size);
+		if (err)
+			goto out;
+	} else if (linkat(AT_FDCWD, fdpath, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW)) {
 		err = copy_fd(fd, tmp);
 		if (err)
 			goto out;

@@ -27,8 +27,10 @@ struct bidc_stats {
  * Cache the file behind one recorded mapping: src is what to read (a path, or
  * /proc/PID/map_files/START-END), path the file's name in the recording (the cache
  * directory is named for it).  src's build-id must be bid.  Hard-linked when src is
- * on the cache's filesystem, else copied; written under a temporary name and renamed,
- * so a crash leaves no half file.  1 when added, 0 when already cached, -errno.
+ * on the cache's filesystem, else copied; a stripped Go binary, whose build-id is
+ * derived (buildid.h), is copied with a symbol table and that build-id added
+ * (elfadd.h).  Written under a temporary name and renamed, so a crash leaves no half
+ * file.  1 when added, 0 when already cached, -errno.
  */
 int bidc_add(const char *dir, const uint8_t *bid, size_t bid_size, const char *path,
 	     const char *src);
