@@ -122,6 +122,7 @@ struct unwind_walk {
 	__u8 stale;	/* the process's mappings are unknown or out of date */
 	__u8 vma_tried; /* vma was looked up (once per walk) */
 	__u8 slice;	/* keep the first frame of no known mapping for a stack slice */
+	__u8 switched;	/* a frame pointer led down to another stack (once a walk) */
 	struct unwind_vma vma;
 };
 
@@ -429,8 +430,20 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 			w->end = UNWIND_END_COMPLETE;
 			return 1;
 		}
-		if (bp <= sp || unwind_read(w, &v, bp, remote) ||
-		    unwind_read(w, &ra, bp + 8, remote)) {
+		/*
+		 * A caller's frame is above, as the stack grows down, except once: Go's
+		 * runtime runs C (cgo's asmcgocall) and its own work (systemstack) on the
+		 * thread's stack, and from there the frame pointer leads back to the
+		 * goroutine's stack, wherever the heap put it.
+		 */
+		if (bp <= sp) {
+			if (w->switched || (bp & 7)) {
+				w->end = unwind_fail_reason(w);
+				return 1;
+			}
+			w->switched = 1;
+		}
+		if (unwind_read(w, &v, bp, remote) || unwind_read(w, &ra, bp + 8, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
