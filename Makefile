@@ -75,7 +75,7 @@ endif
 # Before building: the tools the build runs (and, in a new build directory, the
 # headers it includes), or one line naming the fix.  Goals that build nothing, or that
 # run make deps first, are not held up.
-NOBUILD_GOALS := deps clean format sid-python check demo fuzz setcap
+NOBUILD_GOALS := deps clean format sid-python sid-go check demo fuzz setcap
 BUILD_TOOLS   := $(CC) $(CLANG) $(BPFTOOL) $(PROTOC_C)
 BUILD_HDRS    := bpf/libbpf.h gelf.h zlib.h zstd.h lzma.h protobuf-c/protobuf-c.h \
 		 elfutils/libdw.h elfutils/debuginfod.h libiberty/demangle.h
@@ -104,6 +104,12 @@ deps:
 .PHONY: sid-python
 sid-python:
 	@scripts/sid-python build/sid-python
+
+# Debian sid's Go toolchain, fetched and unpacked (not installed) for the Go tests,
+# which also make it on first use (tests/lib/sid_go.bash).
+.PHONY: sid-go
+sid-go:
+	@scripts/sid-go build/sid-go
 
 $(O)/vmlinux.h:
 	@mkdir -p $(@D)

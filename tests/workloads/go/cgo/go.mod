@@ -1,0 +1,3 @@
+module perf-agent/tests/workloads/go/cgo
+
+go 1.19
