@@ -956,9 +956,13 @@ struct gopcln *gopcln_open(Elf *elf)
 	err = gop_elf_segs(elf, &e);
 	if (err)
 		goto out;
-	/* The first place that has a table decides; later ones only where it has none. */
+	/*
+	 * The first place that has a table decides; later ones only where it has none,
+	 * and only in a file with Go's build ID note: the symbol table of every other
+	 * file without DWARF is not worth a pass.
+	 */
 	t = gop_elf_section(elf, &err);
-	if (!t && err == -ENOENT)
+	if (!t && err == -ENOENT && e.go_note)
 		t = gop_elf_symbol(&e, &err);
 	if (t) {
 		err = gop_elf_finish(t, &e);
