@@ -100,6 +100,14 @@ hot_named() {
 	agree_all "$SID_GO"
 }
 
+@test "go: a stripped cgo PIE of Go 1.19, whose table has no section of its own, found by its header" {
+	require_bin "$GOSYM_CMP"
+	go_build "$GO119" "$CGO_SRC" pie cgo-pie
+	strip -o cgo-pie-s cgo-pie
+	readelf -SW cgo-pie-s | grep -q gopclntab && fail "the linker gave the table a section"
+	cmp_dwarf cgo-pie cgo-pie-s
+}
+
 @test "go: a stripped Go 1.19 binary (-s -w) is named, main.hotLeaf on top" {
 	require_root
 	require_bin "$PA_RECORD" "$PA_REPORT" "$PA_CONVERT"
