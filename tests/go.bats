@@ -4,9 +4,10 @@
 # (the table the Go runtime keeps for its own tracebacks, which `-ldflags="-s -w"`
 # leaves in place), checked against what the unstripped build's DWARF says; perf
 # naming the frames through the build-id cache's copy; cgo stacks.  Built with
-# Debian 12's Go 1.19 and with sid's current Go (lib/sid_go: skipped with the reason
-# only when it cannot be fetched).  Go 1.2-1.17 tables, which no Debian release still
-# serves a toolchain for, are generated in tests/unit/test_gopclntab.c.
+# Debian 12's Go 1.19, with sid's current Go and with bullseye's Go 1.15 (lib/sid_go:
+# skipped with the reason only when they cannot be fetched).  The Go 1.16-1.17 format,
+# for which no Debian release still serves a toolchain, is generated in
+# tests/unit/test_gopclntab.c, as are the others.
 
 load lib/helpers
 load lib/go
@@ -98,6 +99,16 @@ hot_named() {
 	require_bin "$GOSYM_CMP"
 	sid_go
 	agree_all "$SID_GO"
+}
+
+@test "go: Go 1.15 (Debian bullseye), the Go 1.2-1.15 table format: plain, -s -w, cgo" {
+	require_bin "$GOSYM_CMP"
+	sid_go bullseye
+	go_build "$SID_GO" "$HOT_SRC" plain hot
+	go_build "$SID_GO" "$HOT_SRC" sw hot-sw
+	cmp_dwarf hot hot-sw
+	go_build "$SID_GO" "$CGO_SRC" plain cgo
+	cmp_dwarf cgo
 }
 
 @test "go: a stripped cgo PIE of Go 1.19, whose table has no section of its own, found by its header" {

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Sourced by scripts/sid-*: Debian sid's packages fetched through a private apt (its own
-# sources, lists, cache and status under DIR/apt), the system's apt left untouched.
+# Sourced by scripts/sid-*: Debian sid's packages (or, with sid_suite set before
+# sid_apt_init, another suite's) fetched through a private apt (its own sources, lists,
+# cache and status under DIR/apt), the system's apt left untouched.
 # The sourcing script defines cannot_fetch MESSAGE... (prints it as one line, exits 75).
 #
 #   sid_apt_init DIR VAR...     picks the mirror (the value of the first VAR set, else
@@ -91,7 +92,8 @@ sid_apt_init() {
 	mkdir -p "$sid_apt/conf.d" "$sid_apt/sources.list.d" "$sid_apt/preferences.d" \
 		"$sid_apt/lists/partial" "$sid_apt/cache/archives/partial"
 	: >"$sid_apt/status"
-	echo "deb [signed-by=$keyring arch=$arch] $sid_mirror sid main" >"$sid_apt/sources.list"
+	echo "deb [signed-by=$keyring arch=$arch] $sid_mirror ${sid_suite:-sid} main" \
+		>"$sid_apt/sources.list"
 	{
 		apt-config dump | grep '^Acquire::' | grep -v '^Acquire::IndexTargets' || true
 		cat <<EOC
@@ -116,7 +118,7 @@ EOC
 
 sid_apt_update() {
 	apt-get -q --error-on=any update >"$sid_apt/update.log" 2>&1 ||
-		cannot_fetch "cannot fetch Debian sid's package index from $sid_mirror" \
+		cannot_fetch "cannot fetch Debian ${sid_suite:-sid}'s package index from $sid_mirror" \
 			"($(sid_apt_last_error "$sid_apt/update.log")); check network access to" \
 			"$sid_mirror or set $sid_mirror_var=URL; log: $sid_apt/update.log"
 }
@@ -125,9 +127,9 @@ sid_apt_download() {
 	rm -rf "$sid_debs"
 	mkdir -p "$sid_debs"
 	(cd "$sid_debs" && apt-get -q download "$@") >"$sid_apt/download.log" 2>&1 ||
-		cannot_fetch "cannot download $* from Debian sid at $sid_mirror" \
+		cannot_fetch "cannot download $* from Debian ${sid_suite:-sid} at $sid_mirror" \
 			"($(sid_apt_last_error "$sid_apt/download.log")); check network access, or" \
-			"whether sid still has them; log: $sid_apt/download.log"
+			"whether ${sid_suite:-sid} still has them; log: $sid_apt/download.log"
 }
 
 sid_apt_clean() {
