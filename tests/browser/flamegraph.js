@@ -40,6 +40,10 @@ async function main() {
 		const target = frames.find((f) => f.name === frame);
 		facts.clickTarget = target ? { w: target.w } : null;
 		if (target) {
+			/* In view first: with deep stacks (kernel frames above the leaf) the graph is
+			 * taller than the window, and a click below its edge reaches nothing. */
+			await p.eval(`window.scrollTo(0, Math.max(0, ${target.y} - 300))`);
+			await p.eval('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
 			const t1 = Date.now();
 			await p.click(target.x + target.w / 2, target.y + target.h / 2 - await p.eval('window.scrollY'));
 			facts.clickMs = Date.now() - t1;
