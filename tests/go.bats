@@ -154,7 +154,7 @@ hot_named() {
 	outer=$(line_of "$HOT_SRC" 'return inlinedInner(x) * mulK')
 	# One location, three lines: inlinedInner at its body, inlinedOuter at its call of
 	# it, warmMid at its call of inlinedOuter.
-	grep -E "main\.inlinedInner .*main\.go:$inner\b" <<<"$out" | head -2 ||
+	grep -qE "main\.inlinedInner .*main\.go:$inner\b" <<<"$out" ||
 		fail "no main.inlinedInner at main.go:$inner: $(grep -m5 inlined <<<"$out")"
 	grep -qE "main\.inlinedOuter .*main\.go:$outer\b" <<<"$out" ||
 		fail "no main.inlinedOuter at main.go:$outer: $(grep -m5 inlined <<<"$out")"

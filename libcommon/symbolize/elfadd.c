@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "symbolize/elfadd.h"
 
 #define NEW_SECS   4 /* .symtab, .strtab, .note.gnu.build-id, .shstrtab */
@@ -72,22 +73,6 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 static int copy_file(int in_fd, int out_fd, uint64_t size)
 {
 	uint64_t off = 0;
@@ -101,7 +86,7 @@ static int copy_file(int in_fd, int out_fd, uint64_t size)
 
 		err = read_at(in_fd, buf, len, off);
 		if (!err)
-			err = write_all(out_fd, buf, len);
+			err = pa_write_all(out_fd, buf, len);
 		off += len;
 	}
 	free(buf);
@@ -264,9 +249,9 @@ int elfadd_write(int in_fd, int out_fd, const struct elfadd_sym *syms, size_t n,
 
 	err = copy_file(in_fd, out_fd, size);
 	if (!err && base > size)
-		err = write_all(out_fd, "\0\0\0\0\0\0\0", (size_t)(base - size));
+		err = pa_write_all(out_fd, "\0\0\0\0\0\0\0", (size_t)(base - size));
 	if (!err)
-		err = write_all(out_fd, t.p, t.len);
+		err = pa_write_all(out_fd, t.p, t.len);
 	if (!err && pwrite(out_fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
 		err = errno ? -errno : -EIO;
 out:
