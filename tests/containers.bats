@@ -45,12 +45,14 @@ start_contained() {
 	require_bin "$PA_RECORD" "$PA_REPORT"
 	command -v unshare >/dev/null || skip "unshare (util-linux) missing"
 	command -v node >/dev/null || skip "node not installed"
-	# The script is inline: the private /tmp hides this test's directory.
+	# The script is inline: the private /tmp hides this test's directory.  Without
+	# --no-turbo-inlining, TurboFan can inline the loop into the top-level script and
+	# the samples land on '[eval]'.
 	js='function jsContainedLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) | 0; return s; }
-const end = Date.now() + 6000; let t = 0;
+const end = Date.now() + 15000; let t = 0;
 while (Date.now() < end) t += jsContainedLoop(100000);'
 	unshare --mount --pid --fork --propagation private sh -c "
-		mount -t tmpfs none /tmp && exec node --perf-basic-prof -e '$js'" &
+		mount -t tmpfs none /tmp && exec node --perf-basic-prof --no-turbo-inlining -e '$js'" &
 	upid=$!
 	track "$upid"
 	for i in $(seq 50); do
@@ -59,10 +61,19 @@ while (Date.now() < end) t += jsContainedLoop(100000);'
 		sleep 0.1
 	done
 	[ -n "$CPID" ] && [ "$(cat "/proc/$CPID/comm")" = node ] || fail "node did not start"
-	sleep 0.5
+	# Record once V8 has compiled the loop (it is in the map): on a loaded machine
+	# that can take longer than any fixed wait.
+	for i in $(seq 100); do
+		grep -q jsContainedLoop "/proc/$CPID/root/tmp/perf-1.map" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q jsContainedLoop "/proc/$CPID/root/tmp/perf-1.map" ||
+		fail "node wrote no jsContainedLoop to its /tmp/perf-1.map"
 	# Inside the namespace node is pid 1 and writes /tmp/perf-1.map in its own /tmp.
 	[ ! -e "/tmp/perf-$CPID.map" ]
 	HOME=$PWD pa_record -q -F 999 -p "$CPID" -d 1s -o j.data || fail "pa-record failed"
+	# The namespace's init takes only SIGKILL from outside.
+	kill -KILL "$CPID"
 	wait
 	out=$(HOME=$PWD "$PA_REPORT" -i j.data --no-children --sort sym -g none)
 	echo "$out" | head -8

@@ -186,7 +186,7 @@ let t = 0;
 while (Date.now() < end) t += jsHotLoop(100000);
 console.log(t > 0 ? "" : "");
 SRC
-	HOME=$PWD pa_record -q -F 999 -o p.data -- node --perf-basic-prof hot.js || fail "pa-record failed"
+	HOME=$PWD pa_record -q -F 999 -o p.data -- node --perf-basic-prof --no-turbo-inlining hot.js || fail "pa-record failed"
 	pid=$(HOME=$PWD "$PA_REPORT" -i p.data --sort pid --no-children -g none -q | awk '{print $2; exit}')
 	[ -f ".debug/jit/perf-$pid.map" ] || fail "JIT map not saved into the cache"
 	out=$(HOME=$PWD "$PA_REPORT" -i p.data --no-children --sort sym -g none)
