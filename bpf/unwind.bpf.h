@@ -77,12 +77,51 @@ struct {
 	__type(value, __u64);
 } unwind_stats SEC(".maps");
 
+/* bpf_find_vma's result: a VMA of a file whose table is loaded (found), or the
+ * VMA of pc mapping no file at all (anon: JIT code, never in a table). */
+struct unwind_vma {
+	__u64 start, end, adj;
+	__u32 table;
+	__u8 found, anon;
+};
+
+/*
+ * One walk's registers and bookkeeping.  In the slot's buffer, not on the stack: the
+ * verifier follows every constant stored on the stack, and a flag or a counter it can
+ * follow makes it check the frame step once per combination of their values
+ * (seconds of loading); what a map holds it takes as unknown, and checks once.
+ */
+struct unwind_walk {
+	__u64 pc, sp, bp;
+	__u64 rdi; /* the interrupted frame's (UNWIND_CFA_RA_RDI) */
+	__u32 pid;
+	__u32 cfi, fp;	/* frames stepped each way */
+	__u8 exact;	/* pc is where the thread was, not a return address */
+	__u8 end;	/* UNWIND_END_*, UNWIND_GOING while walking */
+	__u8 missing;	/* some frame had no table */
+	__u8 unsup;	/* some frame had an unsupported row */
+	__u8 stale;	/* the process's mappings are unknown or out of date */
+	__u8 vma_tried; /* vma was looked up (once per walk) */
+	__u8 slice;	/* keep the first frame of no known mapping for a stack slice */
+	__u8 switched;	/* a frame pointer led down to another stack (once a walk) */
+	struct unwind_vma vma;
+};
+
+#define UNWIND_GOING 0xff
+#define EEXIST	     17 /* errno-base.h */
+
+/* bpf_loop's context, on the stack (a task pointer cannot be kept in a map): whose
+ * stack, the current task's when not remote, and the slot of its walk. */
+struct unwind_loop {
+	struct task_struct *task;
+	__u32 slot;
+};
+
 /* Where a walk puts its pcs: one slot per context that walks (profile.bpf.c's SLOT_*). */
 struct unwind_buf {
 	__u64 ips[PROFILE_MAX_UFRAMES];
-	/* Frames stored.  Here, not in the walk state on the stack: a counter the
-	 * verifier can follow makes it check the callback once per possible value. */
-	__u32 n;
+	struct unwind_walk w;
+	__u32 n; /* frames stored */
 	/* The first frame in code of no known mapping, for a stack slice
 	 * (profile_slice): its index + 1 (0: none) and registers. */
 	__u32 slice_at;
@@ -96,35 +135,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_buf);
 } unwind_bufs SEC(".maps");
-
-#define UNWIND_GOING 0xff
-#define EEXIST	     17 /* errno-base.h */
-
-/* bpf_find_vma's result: a VMA of a file whose table is loaded (found), or the
- * VMA of pc mapping no file at all (anon: JIT code, never in a table). */
-struct unwind_vma {
-	__u64 start, end, adj;
-	__u32 table;
-	__u8 found, anon;
-};
-
-/* One walk's registers and bookkeeping, on the caller's stack: bpf_loop's context. */
-struct unwind_walk {
-	__u64 pc, sp, bp;
-	__u64 rdi;		  /* the interrupted frame's (UNWIND_CFA_RA_RDI) */
-	struct task_struct *task; /* whose stack: the current task's when not remote */
-	__u32 pid, slot;
-	__u32 cfi, fp;	/* frames stepped each way */
-	__u8 exact;	/* pc is where the thread was, not a return address */
-	__u8 end;	/* UNWIND_END_*, UNWIND_GOING while walking */
-	__u8 missing;	/* some frame had no table */
-	__u8 unsup;	/* some frame had an unsupported row */
-	__u8 stale;	/* the process's mappings are unknown or out of date */
-	__u8 vma_tried; /* vma was looked up (once per walk) */
-	__u8 slice;	/* keep the first frame of no known mapping for a stack slice */
-	__u8 switched;	/* a frame pointer led down to another stack (once a walk) */
-	struct unwind_vma vma;
-};
 
 static __always_inline void unwind_count(__u32 slot, __u64 v)
 {
@@ -318,27 +328,30 @@ static __always_inline __u8 unwind_fail_reason(const struct unwind_walk *w)
  * 8 bytes of the walked task's user memory at src: the current task's, or with
  * remote another one's (bpf_copy_from_user_task: sleepable programs only).
  */
-static __always_inline long unwind_read(const struct unwind_walk *w, __u64 *dst, __u64 src,
+static __always_inline long unwind_read(struct task_struct *task, __u64 *dst, __u64 src,
 					bool remote)
 {
 	if (remote)
-		return bpf_copy_from_user_task(dst, 8, (void *)src, w->task, 0);
+		return bpf_copy_from_user_task(dst, 8, (void *)src, task, 0);
 	return bpf_probe_read_user(dst, 8, (void *)src);
 }
 
 /* One frame: store w->pc, then step to the caller.  Returns 1 once the walk ends. */
-static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
+static __always_inline long unwind_step_in(struct unwind_loop *c, bool remote)
 {
-	struct unwind_buf *buf;
-	__u64 pc = w->pc, sp = w->sp, bp = w->bp, cfa, ra, v, lk;
+	struct task_struct *task = c->task;
+	struct unwind_buf *buf = bpf_map_lookup_elem(&unwind_bufs, &c->slot);
+	struct unwind_walk *w;
+	__u64 pc, sp, bp, cfa, ra, v, lk;
 	__u32 n, rule = UNWIND_CFA_NONE, rbp_rule = UNWIND_RBP_SAME;
 	__s64 off = 0, rbp_off = 0;
 
-	buf = bpf_map_lookup_elem(&unwind_bufs, &w->slot);
-	if (!buf) {
-		w->end = UNWIND_END_READ_FAILED;
+	if (!buf)
 		return 1;
-	}
+	w = &buf->w;
+	pc = w->pc;
+	sp = w->sp;
+	bp = w->bp;
 	n = buf->n;
 	if (n >= PROFILE_MAX_UFRAMES) {
 		w->end = UNWIND_END_DEPTH;
@@ -377,9 +390,9 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		return 0;
 	case UNWIND_CFA_SIGNAL:
 		/* sp points at the ucontext the kernel pushed: the interrupted registers. */
-		if (unwind_read(w, &w->pc, sp + UNWIND_SIG_RIP_OFF, remote) ||
-		    unwind_read(w, &w->sp, sp + UNWIND_SIG_RSP_OFF, remote) ||
-		    unwind_read(w, &w->bp, sp + UNWIND_SIG_RBP_OFF, remote)) {
+		if (unwind_read(task, &w->pc, sp + UNWIND_SIG_RIP_OFF, remote) ||
+		    unwind_read(task, &w->sp, sp + UNWIND_SIG_RSP_OFF, remote) ||
+		    unwind_read(task, &w->bp, sp + UNWIND_SIG_RBP_OFF, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
@@ -400,7 +413,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 		cfa = sp + off + ((pc & 15) >= 10 ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (unwind_read(w, &cfa, bp + off, remote)) {
+		if (unwind_read(task, &cfa, bp + off, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
@@ -443,7 +456,7 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 			}
 			w->switched = 1;
 		}
-		if (unwind_read(w, &v, bp, remote) || unwind_read(w, &ra, bp + 8, remote)) {
+		if (unwind_read(task, &v, bp, remote) || unwind_read(task, &ra, bp + 8, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
@@ -460,20 +473,20 @@ static __always_inline long unwind_step_in(struct unwind_walk *w, bool remote)
 	}
 
 	/* The stack grows down: a caller's frame is above.  Anything else is garbage. */
-	if (cfa <= sp || unwind_read(w, &ra, cfa - 8, remote)) {
+	if (cfa <= sp || unwind_read(task, &ra, cfa - 8, remote)) {
 		w->end = unwind_fail_reason(w);
 		return 1;
 	}
 	switch (rbp_rule) {
 	case UNWIND_RBP_CFA_OFF:
-		if (unwind_read(w, &v, cfa + 8 * rbp_off, remote)) {
+		if (unwind_read(task, &v, cfa + 8 * rbp_off, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
 		w->bp = v;
 		break;
 	case UNWIND_RBP_AT_RBP:
-		if (unwind_read(w, &v, bp + 8 * rbp_off, remote)) {
+		if (unwind_read(task, &v, bp + 8 * rbp_off, remote)) {
 			w->end = unwind_fail_reason(w);
 			return 1;
 		}
@@ -542,9 +555,11 @@ static __always_inline void unwind_ask(__u32 pid, __u32 why)
 static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kernel, __u32 slot,
 					struct task_struct *task, bool remote, bool slice)
 {
-	struct unwind_walk w = {};
+	struct unwind_loop c = {.task = task, .slot = slot};
+	struct unwind_walk *w;
 	struct unwind_buf *buf;
 	struct pt_regs *regs;
+	__u8 end;
 	__u32 n;
 
 	if (nr_kernel > PROFILE_MAX_FRAMES)
@@ -557,65 +572,66 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		unwind_count(UNWIND_END_GONE, 1);
 		return 0;
 	}
-	/* The registers saved at the kernel entry: the interrupted user state, whether
-	 * the sample hit user or kernel code, and at a switch out of a syscall. */
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	w.pc = BPF_CORE_READ(regs, ip);
-	w.sp = BPF_CORE_READ(regs, sp);
-	w.bp = BPF_CORE_READ(regs, bp);
-	w.rdi = BPF_CORE_READ(regs, di);
-	if (!w.pc)
-		return 0;
-	w.task = task;
-	w.pid = s->pid;
-	w.slot = slot;
-	w.exact = 1;
-	w.end = UNWIND_GOING;
-	w.slice = slice && !remote;
 	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
 	if (!buf)
 		return -1;
+	w = &buf->w;
+	/* The registers saved at the kernel entry: the interrupted user state, whether
+	 * the sample hit user or kernel code, and at a switch out of a syscall. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	*w = (struct unwind_walk){
+		.pc = BPF_CORE_READ(regs, ip),
+		.sp = BPF_CORE_READ(regs, sp),
+		.bp = BPF_CORE_READ(regs, bp),
+		.rdi = BPF_CORE_READ(regs, di),
+		.pid = s->pid,
+		.exact = 1,
+		.end = UNWIND_GOING,
+		.slice = slice && !remote,
+	};
+	if (!w->pc)
+		return 0;
 	buf->n = 0;
 	buf->slice_at = 0;
-	if (slice_always && w.slice) {
+	if (slice_always && slice && !remote) {
 		buf->slice_at = 1;
-		buf->slice_pc = w.pc;
-		buf->slice_sp = w.sp;
-		buf->slice_bp = w.bp;
+		buf->slice_pc = w->pc;
+		buf->slice_sp = w->sp;
+		buf->slice_bp = w->bp;
 		buf->slice_exact = 1;
 	}
 
-	bpf_loop(PROFILE_MAX_UFRAMES + 1, remote ? unwind_step_remote : unwind_step, &w, 0);
+	bpf_loop(PROFILE_MAX_UFRAMES + 1, remote ? unwind_step_remote : unwind_step, &c, 0);
 
+	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
+	if (!buf)
+		return -1;
+	w = &buf->w;
+	end = w->end;
 	/*
 	 * A task in exec has no user stack to speak of once exec has replaced its
 	 * memory: its registers still point into the old program's stack, gone, or
 	 * already at the new program's entry.  A walk that did not complete there
 	 * read garbage; it is dropped, not counted as a failure of the walker.
 	 */
-	if (w.end != UNWIND_END_COMPLETE && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
-		w.end = UNWIND_END_GONE;
-		w.stale = 0;
-		buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
-		if (buf)
-			buf->n = buf->slice_at = 0;
+	if (end != UNWIND_END_COMPLETE && BPF_CORE_READ_BITFIELD_PROBED(task, in_execve)) {
+		end = UNWIND_END_GONE;
+		w->stale = 0;
+		buf->n = buf->slice_at = 0;
 	}
-	if (w.stale)
-		unwind_ask(w.pid, UNWIND_NOTICE_WALK);
-	unwind_count(w.end < UNWIND_END_NR ? w.end : UNWIND_END_DEPTH, 1);
-	unwind_count(UNWIND_FRAMES_CFI, w.cfi);
-	unwind_count(UNWIND_FRAMES_FP, w.fp);
+	if (w->stale)
+		unwind_ask(w->pid, UNWIND_NOTICE_WALK);
+	unwind_count(end < UNWIND_END_NR ? end : UNWIND_END_DEPTH, 1);
+	unwind_count(UNWIND_FRAMES_CFI, w->cfi);
+	unwind_count(UNWIND_FRAMES_FP, w->fp);
 
-	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
-	if (!buf)
-		return -1;
 	n = buf->n;
 	if (!n)
 		return 0;
 	/* Even a walk that ends "complete" there: a frame pointer of 0 in code built
 	 * without them ends it early. */
 	if (buf->slice_at) {
-		buf->slice_end = w.end;
+		buf->slice_end = end;
 		s->flags |= PROFILE_F_SLICE;
 	}
 	if (n > PROFILE_MAX_UFRAMES)
