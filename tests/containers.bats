@@ -31,10 +31,12 @@ start_contained() {
 	require_root
 	require_bin "$PA_RECORD" "$PA_REPORT"
 	command -v unshare >/dev/null || skip "unshare (util-linux) missing"
-	start_contained "$(wl cpu_split)" 3
+	start_contained "$(wl cpu_split)" 30
 	# The host cannot see the binary at the path its mappings name.
 	[ ! -e "$PWD/priv/cpu_split" ]
 	HOME=$PWD pa_record -q -p "$CPID" -d 1s -o c.data || fail "pa-record failed"
+	# The namespace's init takes only SIGKILL from outside.
+	kill -KILL "$CPID"
 	wait
 	# The namespace is gone now; names come from the build-id cache.
 	[ "$(HOME=$PWD top_sym c.data)" = hot_a ]
