@@ -335,8 +335,7 @@ static void report_load(const struct bpf_object *obj, uint64_t ns)
 
 	n += snprintf(line, sizeof(line),
 		      "BPF: loaded in %llu ms; verified:", (unsigned long long)(ns / 1000000));
-	bpf_object__for_each_program(p, obj)
-	{
+	bpf_object__for_each_program(p, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(p);
@@ -346,7 +345,7 @@ static void report_load(const struct bpf_object *obj, uint64_t ns)
 		n += snprintf(line + n, sizeof(line) - n, " %s %u insns,", bpf_program__name(p),
 			      info.verified_insns);
 	}
-	if (n < sizeof(line))
+	if (n < sizeof(line) && line[n - 1] == ',')
 		line[n - 1] = '\0';
 	pa_info("%s", line);
 }
