@@ -300,7 +300,7 @@ gpu-check-bundle: all
 	@tests/gpu/bundle.sh $(O) $(O)/gpu-check
 
 # Each prints ratios against Linux perf (or the workload alone) on the same run.
-BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu flamegraph labels continuous gosym
+BENCHES := overhead offcpu unwind cfi-compile report compress shortproc python gpu flamegraph labels continuous gosym startup
 
 bench: tests
 	@for b in $(BENCHES); do echo "== bench/$$b"; O=$(O) bench/$$b || exit 1; done
