@@ -3,7 +3,7 @@
 # CPython interpreters found from the files a process maps (not its name): pyenv's
 # libpython 3.11 to 3.13, Debian's python3 with the interpreter linked in, 3.10 refused.
 # The version pa-record reads from the file is the one the interpreter reports.
-# Busy loops whose samples are counted end by the process's CPU time
+# The single-threaded busy loops end by the process's CPU time
 # (time.process_time), not the wall clock: on this VM the host can take half the CPU
 # (steal), and a 1 s wall-clock loop then got 238-508 samples at 499 Hz.
 
