@@ -601,12 +601,9 @@ static __always_inline long unwind_task(struct profile_sample *s, __u32 nr_kerne
 		buf->slice_exact = 1;
 	}
 
+	/* buf and w stay valid across the loop: the slot's value does not move. */
 	bpf_loop(PROFILE_MAX_UFRAMES + 1, remote ? unwind_step_remote : unwind_step, &c, 0);
 
-	buf = bpf_map_lookup_elem(&unwind_bufs, &slot);
-	if (!buf)
-		return -1;
-	w = &buf->w;
 	end = w->end;
 	/*
 	 * A task in exec has no user stack to speak of once exec has replaced its
