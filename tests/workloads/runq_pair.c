@@ -10,7 +10,8 @@
  * thread first touches that many new pages (one page fault each).
  *
  * On stderr, at the start: "runq_pair: pid P tids A B"; at the end, per thread:
- * "runq_pair: tid T cpu_ns N sleeps N" (its CPU time and how many sleeps it made).
+ * "runq_pair: tid T cpu_ns N sleeps N nvcsw N" (its CPU time, how many sleeps it
+ * made, and how many of them blocked: the kernel's count of its voluntary switches).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +36,7 @@ struct worker {
 	bool fifo;
 	uint64_t end_ns, spin_ns, sleep_ns;
 	pid_t tid;
-	uint64_t cpu_ns, sleeps;
+	uint64_t cpu_ns, sleeps, nvcsw;
 	pthread_barrier_t *ready;
 };
 
@@ -63,6 +65,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct timespec nap = {0, w->sleep_ns};
+	struct rusage ru;
 	uint64_t now;
 
 	w->tid = syscall(SYS_gettid);
@@ -91,6 +94,9 @@ static void *worker_main(void *arg)
 		w->sleeps++;
 	}
 	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	/* A sleep whose timer expired before the thread got to block does not switch. */
+	if (!getrusage(RUSAGE_THREAD, &ru))
+		w->nvcsw = ru.ru_nvcsw;
 	return NULL;
 }
 
@@ -179,7 +185,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)
 		pthread_join(w[i].thread, NULL);
 	for (i = 0; i < 2; i++)
-		fprintf(stderr, "runq_pair: tid %d cpu_ns %llu sleeps %llu\n", (int)w[i].tid,
-			(unsigned long long)w[i].cpu_ns, (unsigned long long)w[i].sleeps);
+		fprintf(stderr, "runq_pair: tid %d cpu_ns %llu sleeps %llu nvcsw %llu\n",
+			(int)w[i].tid, (unsigned long long)w[i].cpu_ns,
+			(unsigned long long)w[i].sleeps, (unsigned long long)w[i].nvcsw);
 	return 0;
 }
