@@ -64,8 +64,9 @@ __u32 submits_seen;
 const volatile __u32 cgroup_mode = PROFILE_CGROUP_NONE;
 /* -G: only threads in cgroup_allow's cgroups (or below) are sampled. */
 const volatile bool cgroup_filter = false;
-/* bpf_ktime_get_ns() when sampling started, set by pa-record. */
+/* bpf_ktime_get_ns() when sampling started and stopped, set by pa-record. */
 __u64 offcpu_start_ns = 0;
+__u64 offcpu_stop_ns = 0;
 /* A user's pa-record (cmd/record/priv.c): the uid whose processes alone are followed;
  * (__u32)-1 when any may be. */
 const volatile __u32 owner_uid = (__u32)-1;
@@ -1304,13 +1305,15 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	__u32 slot = SLOT_OPEN, tid, nk;
 	struct profile_sample *s;
 	struct offcpu_when *w;
-	__u64 now, period;
+	__u64 now, late, period;
 	__u8 state;
 
 	if (!task || (task->flags & PF_KTHREAD) || (__u32)task->tgid == self_tgid)
 		return 0;
 	tid = task->pid;
 	now = bpf_ktime_get_ns();
+	/* The iterator runs a little after the stop: each stretch ends at the stop. */
+	late = offcpu_stop_ns && now > offcpu_stop_ns ? now - offcpu_stop_ns : 0;
 	w = when_of(task, tid, !offcpu_by_tid, false);
 	if (w && w->time && last_arrival(task) > w->time) {
 		/* Back on a CPU since, through a switch the tracepoint did not see. */
@@ -1319,10 +1322,10 @@ int offcpu_open(struct bpf_iter__task *ctx)
 	}
 	if (w && w->time) {
 		/* This CPU's clock may be a tick old: close enough at the end. */
-		period = elapsed(w->time, sched_now(bpf_get_current_task_btf()));
+		period = elapsed(w->time, sched_now(bpf_get_current_task_btf()) - late);
 		state = w->state;
 	} else if (!w && blocked_all_along(task, &state)) {
-		period = offcpu_start_ns ? elapsed(offcpu_start_ns, now) : 0;
+		period = offcpu_start_ns ? elapsed(offcpu_start_ns, now - late) : 0;
 	} else {
 		return 0;
 	}

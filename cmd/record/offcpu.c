@@ -112,7 +112,7 @@ void rec_offcpu_free(struct rec_session *s)
 
 /*
  * Recording stopped and sched_switch is detached: run offcpu_open over every task,
- * so the threads still off the CPU get their stretch up to now.  Its samples land
+ * so the threads still off the CPU get their stretch up to the stop.  Its samples land
  * in the ring buffer for the final drain.
  */
 void rec_offcpu_open_waits(struct rec_session *s)
@@ -123,6 +123,7 @@ void rec_offcpu_open_waits(struct rec_session *s)
 
 	if (!s->opts.offcpu || !s->open_waits)
 		return;
+	s->skel->bss->offcpu_stop_ns = s->stop_ns;
 	link = bpf_program__attach_iter(s->skel->progs.offcpu_open, NULL);
 	if (!link) {
 		pa_warn("cannot attach the off-CPU iterator (%s); threads still blocked at "
