@@ -210,8 +210,8 @@ setup() {
 	gcc -O2 -fomit-frame-pointer -o nofp_dlopen "$WL_SRC/nofp_dlopen.c"
 	gcc -O2 -fomit-frame-pointer -shared -fPIC -x c -o libhot.so "$WL_SRC/nofp_lib.c.in"
 	for size in "" ,32768; do
-		# 1 s of wall time: ~1000 samples, or a fifth of that when the host takes the
-		# CPU (steal; seen here, for the build with and without sanitizers alike).
+		# 1 s of the library's CPU time: ~1000 samples; fewer where this VM's timer
+		# falls behind, which it does when the host takes the CPU (steal).
 		pa_record -v --unwind "dwarf$size" -F 999 -o pa.data -- ./nofp_dlopen ./libhot.so \
 			1 20 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err)"
 		grep -E '^pa-record: (stacks|unwind: [0-9]+ stack slices)' rec.err

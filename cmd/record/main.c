@@ -848,7 +848,6 @@ int main(int argc, char **argv)
 		err = rec_synthesize(&s);
 	if (!err)
 		err = rec_events_enable(&s);
-	s.start_ns = pa_now_ns();
 	if (!err && s.child)
 		err = rec_cmd_release(&s);
 	if (err)

@@ -541,8 +541,10 @@ int rec_events_enable(struct rec_session *s)
 	err = rec_events_start(s, true);
 	if (err)
 		return err;
+	/* The recording's start, for its length and for off-CPU waits already open. */
+	s->start_ns = pa_now_ns();
 	if (s->opts.offcpu) {
-		s->skel->bss->offcpu_start_ns = pa_now_ns();
+		s->skel->bss->offcpu_start_ns = s->start_ns;
 		/* Before sched_switch: every stack it leaves pending has its return seen. */
 		if (s->switch_method == REC_SWITCH_RSEQ ||
 		    s->switch_method == REC_SWITCH_SYS_EXIT) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * nofp_dlopen LIB [seconds [KiB]]: after 500 ms (the recorder is attached by then),
- * dlopen LIB and spend the time in its lib_outer -> lib_hot under main -> call_lib, so
+ * dlopen LIB and spend seconds of CPU time in its lib_outer -> lib_hot under main -> call_lib, so
  * the library's frames can only unwind if its table is loaded during the recording.
  * KiB: call_lib keeps that much of the stack in use below it (a deep stack).
  */
