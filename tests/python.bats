@@ -274,10 +274,12 @@ PY
 	# No interpreter loop left where Python frames stand.
 	[ "$(weight 'main_\(w\.py\);.*_PyEval_EvalFrameDefault')" = 0 ] ||
 		fail "$py: _PyEval_EvalFrameDefault under main"
-	# perf names them too, with the lines of the loop.
+	# perf names them too, with the lines of the loop.  Only the 4 frames nearest the
+	# leaf, where hot() is in most samples: perf asks addr2line for the line of every
+	# frame it prints, in a round trip each (45 s for whole stacks here).
 	perf report -i pa.data --no-children --stdio -g none --sort sym 2>/dev/null |
 		grep -E '%.*hot \(w\.py\)$' || fail "$py: perf report does not name hot"
-	perf script -i pa.data -F ip,sym,srcline 2>/dev/null |
+	perf script --max-stack 4 -i pa.data -F ip,sym,srcline 2>/dev/null |
 		grep -A1 ' hot (w\.py)$' | grep -oE 'w\.py:[0-9]+' | sort | uniq -c >lines.txt
 	cat lines.txt
 	awk '$2 == "w.py:4" || $2 == "w.py:5" { t += $1 } { a += $1 }
