@@ -133,20 +133,20 @@ require_agent() {
 
 # One 60 s run: windows contiguous, every upload well formed, a receiver down for 30 s
 # loses nothing, and the windows add up to one 60 s recording of the same workload.
-@test "perf-agent: --continuous: contiguous windows, none lost while the server is down 30 s, same samples as one recording" {
+@test "perf-agent: --continuous: contiguous windows, none lost while the server is down 12 s, same samples as one recording" {
 	require_agent
 	command -v jq >/dev/null || fail "jq not installed (make deps installs it)"
 	receiver_start recv
-	start cpu_split 100
-	PA_TIMEOUT=90 pa_record -q -p $pid -d 60s -o single.data &
+	start cpu_split 40
+	PA_TIMEOUT=60 pa_record -q -p $pid -d 24s -o single.data &
 	single=$!
-	timeout -k 5 100 "$PERF_AGENT" --continuous -p $pid -d 60s --interval 5s \
-		--push "http://127.0.0.1:$PORT" --spool spool --retry-max 2s 2>agent.err &
+	timeout -k 5 60 "$PERF_AGENT" --continuous -p $pid -d 24s --interval 2s \
+		--push "http://127.0.0.1:$PORT" --spool spool --retry-max 1s 2>agent.err &
 	agent=$!
-	sleep 12
+	sleep 5
 	kill $RECEIVER_PID
 	wait $RECEIVER_PID || true
-	sleep 30
+	sleep 12
 	receiver_start recv "$PORT"
 	wait $agent || fail "perf-agent failed: $(cat agent.err)"
 	wait $single || fail "pa-record failed"
@@ -154,9 +154,9 @@ require_agent() {
 	windows recv >w.txt
 	cat w.txt
 	n=$(wc -l <w.txt)
-	[ "$n" -ge 11 ] && [ "$n" -le 13 ] || fail "$n windows for 60 s of 5 s windows"
+	[ "$n" -ge 11 ] && [ "$n" -le 13 ] || fail "$n windows for 24 s of 2 s windows"
 	awk 'NR > 1 && $1 != until { print "gap or overlap before " $0; bad = 1 }
-	     $2 - $1 > 5 || $2 <= $1 { print "not a 5 s window: " $0; bad = 1 }
+	     $2 - $1 > 2 || $2 <= $1 { print "not a 2 s window: " $0; bad = 1 }
 	     { until = $2 } END { exit bad }' w.txt || fail "windows are not contiguous"
 	[ -z "$(cat recv/errors.log 2>/dev/null)" ] || fail "bad uploads: $(cat recv/errors.log)"
 	jq -e 'select(.name | test("^cpu_split\\{host=[^,]+,process=cpu_split\\}$") | not)' \

@@ -177,6 +177,11 @@ static void print_summary(const struct win_stats *ws, struct agent_push *ap)
 		(unsigned long long)ws->windows, (unsigned long long)ws->samples,
 		(unsigned long long)ps.pushed, (unsigned long long)ps.rejected,
 		(unsigned long long)ss.windows, (unsigned long long)ss.dropped);
+	if (ws->late)
+		fprintf(stderr,
+			"perf-agent: %llu samples came after their window was closed (the "
+			"recording fell behind); they are in the next one\n",
+			(unsigned long long)ws->late);
 }
 
 int continuous_run(const struct agent_opts *o)

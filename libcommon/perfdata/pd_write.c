@@ -578,7 +578,11 @@ int pd_write_cgroup_labels(struct pd_writer *w, uint64_t id, const char *path, c
 int pd_write_finished_round(struct pd_writer *w)
 {
 	wrec_begin(w, PERF_RECORD_FINISHED_ROUND, 0);
-	return wrec_end(w);
+	if (wrec_end(w))
+		return w->err;
+	/* A pipe's reader (perf-agent's windows, a live report) gets each round whole
+	 * when it ends, not when 64 KiB have piled up: seconds, at a low sample rate. */
+	return w->pipe ? w_flush(w) : 0;
 }
 
 uint64_t pd_writer_data_size(const struct pd_writer *w)

@@ -75,6 +75,7 @@ int pd_write_cgroup(struct pd_writer *w, uint64_t id, const char *path,
  * path's NUL: perf reads the path and ignores them.  -EINVAL if they are malformed. */
 int pd_write_cgroup_labels(struct pd_writer *w, uint64_t id, const char *path, const char *labels,
 			   size_t len, const struct pd_sample_id *sid);
+/* In a pipe, the round is written out at once (with what the buffer held before it). */
 int pd_write_finished_round(struct pd_writer *w);
 
 /* Features.  Written at close (file mode) or as HEADER_FEATURE records (pipe mode,
