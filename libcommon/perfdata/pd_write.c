@@ -577,12 +577,15 @@ int pd_write_cgroup_labels(struct pd_writer *w, uint64_t id, const char *path, c
 
 int pd_write_finished_round(struct pd_writer *w)
 {
+	int err;
+
 	wrec_begin(w, PERF_RECORD_FINISHED_ROUND, 0);
-	if (wrec_end(w))
-		return w->err;
+	err = wrec_end(w);
 	/* A pipe's reader (perf-agent's windows, a live report) gets each round whole
 	 * when it ends, not when 64 KiB have piled up: seconds, at a low sample rate. */
-	return w->pipe ? w_flush(w) : 0;
+	if (err || !w->pipe)
+		return err;
+	return w_flush(w);
 }
 
 uint64_t pd_writer_data_size(const struct pd_writer *w)
