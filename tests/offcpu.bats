@@ -36,10 +36,11 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b ? a / b : 0 }'
 }
 
-# rec_secs FILE: how long the recording whose messages FILE holds ran, in seconds
-# (its summary line; two decimals).
-rec_secs() {
-	sed -nE 's/.* samples, [0-9]+ lost, ([0-9.]+) s, wrote .*/\1/p' "$1" | grep . ||
+# rec_ns FILE: how long the recording whose messages FILE holds ran, in nanoseconds
+# (from its summary line's seconds, two decimals).
+rec_ns() {
+	sed -nE 's/.* samples, [0-9]+ lost, ([0-9.]+) s, wrote .*/\1/p' "$1" |
+		awk '{ printf "%d\n", $1 * 1e9 } END { exit !NR }' ||
 		fail "no summary line in $(cat "$1")"
 }
 
@@ -399,10 +400,10 @@ untraced_kept() {
 	w=$(wl offcpu_deadlock)
 	# Both workers block in lock_second() at once and never come back.
 	pa_record --offcpu -d 1 -o p.data -- "$w" >/dev/null 2>rec.err
-	secs=$(rec_secs rec.err)
+	ns=$(rec_ns rec.err)
 	got=$(offcpu_ns p.data lock_second 'futex')
-	echo "under lock_second with futex frames: $got ns in a recording of $secs s"
-	in_range "$(ratio "$got" "$(awk -v s="$secs" 'BEGIN { print 2 * s * 1e9 }')")" 0.85 1.02
+	echo "under lock_second with futex frames: $got ns in a recording of $ns ns"
+	in_range "$(ratio "$got" $((2 * ns)))" 0.85 1.02
 }
 
 @test "offcpu: threads blocked since before the recording (a deadlock) count all of it" {
@@ -414,7 +415,7 @@ untraced_kept() {
 	for _ in $(seq 50); do grep -q deadlocked dl.out && break; sleep 0.1; done
 	grep -q deadlocked dl.out || fail "offcpu_deadlock did not deadlock"
 	pa_record --offcpu -p "$pid" -d 1 -o p.data 2>rec.err
-	ns=$(awk -v s="$(rec_secs rec.err)" 'BEGIN { printf "%d\n", s * 1e9 }')
+	ns=$(rec_ns rec.err)
 	got=$(offcpu_ns p.data lock_second 'futex')
 	join=$(offcpu_ns p.data main 'futex')
 	echo "under lock_second: $got ns, under main (pthread_join): $join ns, recording $ns ns"
