@@ -51,7 +51,9 @@ AGENT_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard cmd/agent/*.c))
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRCS))
-WL_SRCS   := $(sort $(wildcard tests/workloads/*.c))
+# The CUDA driver's workloads need the toolkit's cuda.h (and stub libcuda).
+WL_CUDA   := tests/workloads/cuda_driver.c tests/workloads/fake_libcuda.c
+WL_SRCS   := $(sort $(filter-out $(WL_CUDA),$(wildcard tests/workloads/*.c)))
 WL_BINS   := $(patsubst tests/workloads/%.c,$(O)/tests/workloads/%,$(WL_SRCS))
 
 .PHONY: all deps check demo bench lint format install setcap clean tests FORCE
@@ -70,6 +72,9 @@ CUDA_HOME ?= /usr/local/cuda
 ADAPTER_SRCS := $(sort $(wildcard cmd/gpu-attach/adapter/*.c))
 ifneq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
 ADAPTER := $(O)/libpa-gpu-adapter.so
+endif
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+WL_BINS += $(O)/tests/workloads/cuda_driver $(O)/tests/workloads/fake/libcuda.so.1
 endif
 
 # Before building: the tools the build runs (and, in a new build directory, the
@@ -171,6 +176,17 @@ $(O)/tests/workloads/gpu_producer: tests/workloads/gpu_producer.c cmd/gpu-attach
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Ibpf -Icmd/gpu-attach/adapter \
 		$< cmd/gpu-attach/adapter/probes.c -o $@
+
+# Launches through the CUDA driver API, linked against the toolkit's stub libcuda; and
+# a driver for it that gives out kernel handles (tests/gpu.bats).
+$(O)/tests/workloads/cuda_driver: tests/workloads/cuda_driver.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -I$(CUDA_HOME)/include $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -o $@
+
+$(O)/tests/workloads/fake/libcuda.so.1: tests/workloads/fake_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
 
 # pa-convert carries its flame-graph page (cmd/convert/flamegraph.html) built in.
 $(O)/gen/flamegraph_html.c: cmd/convert/flamegraph.html scripts/embed

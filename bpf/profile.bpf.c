@@ -119,6 +119,41 @@ struct {
 bool gpu_adapter;
 
 /*
+ * The runtime launch each thread made last, while pa-record probes the driver too
+ * (gpu_driver): its stack pointer at entry, the return address stored there, and the
+ * code of the file defining it (an executable segment, lo to hi).  The runtime
+ * launches through the driver: the first driver launch after it, deeper in the
+ * stack, called from that code, with the runtime's return address still in place, is
+ * the runtime's own, already counted.
+ */
+struct gpu_rt_call {
+	__u64 sp, ret, lo, hi;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct gpu_rt_call);
+} gpu_rt SEC(".maps");
+bool gpu_driver;
+
+/* A driver call giving a kernel its handle, from its entry to its return: tid -> call. */
+struct gpu_fn_call {
+	__u64 out;    /* where the handle is written */
+	__u64 name;   /* the kernel's name (PROFILE_GPU_FN_MODULE, _LIBRARY) */
+	__u64 kernel; /* the CUkernel (PROFILE_GPU_FN_KERNEL) */
+	__u32 what;   /* PROFILE_GPU_FN_* */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct gpu_fn_call);
+} gpu_fn_calls SEC(".maps");
+
+/*
  * A sample is ~2 KiB at full depth: too big for the 512-byte BPF stack.  One slot
  * per context that builds samples, so none overwrites another's on one CPU.
  */
@@ -551,32 +586,62 @@ int on_tp_sample(void *ctx)
 	return sample_current(ctx, 1);
 }
 
+/* Nested driver calls lie at most this far below the runtime launch's entry. */
+#define GPU_NEST_MAX (256u << 10)
+
 /*
  * A CUDA kernel launch (pa-record --gpu): a uprobe on each launch API of the CUDA
- * runtime (libcudart.so, or linked into the executable), in any process (the
- * targets are filtered here).  The launching thread's user stack (and Python
- * frames) with the launched function, which pa-record names as the kernel.
+ * runtime (libcudart.so, or linked into the executable) and of the driver (libcuda),
+ * in any process (the targets are filtered here).  The launching thread's user
+ * stack (and Python frames) with the launched function, which pa-record names as the
+ * kernel.  A driver launch the runtime makes for its own is not counted again.
  */
 SEC("uprobe")
 int on_gpu_launch(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), api = bpf_get_attach_cookie(ctx);
-	/* Both read as they are: a load through a computed ctx pointer is refused. */
-	__u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx);
-	__u32 tgid = id >> 32, slot = SLOT_GPU;
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	/* All read as they are: a load through a computed ctx pointer is refused. */
+	__u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), sp = PT_REGS_SP(ctx),
+	      ip = PT_REGS_IP(ctx), api = PROFILE_GPU_COOKIE_API(cookie), caller, ret;
+	__u32 tgid = id >> 32, tid = (__u32)id, slot = SLOT_GPU;
 	struct profile_sample *s;
+	struct gpu_rt_call *in;
 
 	if (!is_target(tgid))
 		return 0;
+	if (PROFILE_GPU_API_DRIVER(api)) {
+		in = bpf_map_lookup_elem(&gpu_rt, &tid);
+		/* At the entry, the return address is at sp: the caller's. */
+		if (in && sp < in->sp && in->sp - sp < GPU_NEST_MAX &&
+		    !bpf_probe_read_user(&caller, sizeof(caller), (const void *)sp) &&
+		    caller >= in->lo && caller < in->hi &&
+		    !bpf_probe_read_user(&ret, sizeof(ret), (const void *)in->sp) &&
+		    ret == in->ret) {
+			bpf_map_delete_elem(&gpu_rt, &tid);
+			count(PROFILE_GPU_NESTED, 1);
+			return 0;
+		}
+	} else if (gpu_driver && !bpf_probe_read_user(&ret, sizeof(ret), (const void *)sp)) {
+		struct gpu_rt_call rt = {
+			.sp = sp,
+			.ret = ret,
+			.lo = ip - PROFILE_GPU_COOKIE_BEFORE(cookie),
+			.hi = ip + PROFILE_GPU_COOKIE_AFTER(cookie),
+		};
+
+		bpf_map_update_elem(&gpu_rt, &tid, &rt, BPF_ANY);
+	}
 	s = bpf_map_lookup_elem(&scratch, &slot);
 	if (!s)
 		return 0;
 	s->pid = tgid;
-	s->tid = (__u32)id;
+	s->tid = tid;
 	s->time = bpf_ktime_get_ns();
-	s->period = api == PROFILE_GPU_API_LAUNCH || api == PROFILE_GPU_API_COOP ? arg1
-		    : api == PROFILE_GPU_API_LAUNCH_EX				 ? arg2
-										 : 0;
+	s->period = api == PROFILE_GPU_API_LAUNCH || api == PROFILE_GPU_API_COOP ||
+				    api == PROFILE_GPU_API_CU_LAUNCH
+			    ? arg1
+		    : api == PROFILE_GPU_API_LAUNCH_EX || api == PROFILE_GPU_API_CU_LAUNCH_EX ? arg2
+											      : 0;
 	s->cpu = bpf_get_smp_processor_id();
 	s->kind = PROFILE_KIND_GPU_LAUNCH;
 	s->state = api;
@@ -590,6 +655,67 @@ int on_gpu_launch(struct pt_regs *ctx)
 	/* The CUDA adapter, if loaded, names this launch's correlation id next. */
 	if (gpu_adapter)
 		bpf_map_update_elem(&gpu_uprobed, &s->tid, &s->time, BPF_ANY);
+	return 0;
+}
+
+/* A driver call that gives a kernel a handle (PROFILE_GPU_FN_*), at its entry. */
+SEC("uprobe")
+int on_gpu_fn(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), what = bpf_get_attach_cookie(ctx);
+	__u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), arg3 = PT_REGS_PARM3(ctx);
+	__u32 tid = (__u32)id;
+	struct gpu_fn_call c = {.out = arg1, .what = what};
+
+	if (!is_target(id >> 32))
+		return 0;
+	if (what == PROFILE_GPU_FN_KERNEL)
+		c.kernel = arg2;
+	else
+		c.name = arg3;
+	bpf_map_update_elem(&gpu_fn_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+/* ... and at its return: the handle it gave, if it succeeded, with the name. */
+SEC("uretprobe")
+int on_gpu_fn_ret(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), rc = PT_REGS_RC(ctx);
+	__u32 tid = (__u32)id;
+	struct gpu_fn_call *c = bpf_map_lookup_elem(&gpu_fn_calls, &tid);
+	struct profile_gpu_fn *e;
+
+	if (!c)
+		return 0;
+	/* CUresult: CUDA_SUCCESS is 0; a failed call leaves the handle as it was. */
+	if ((__u32)rc || !(e = bpf_ringbuf_reserve(&events, sizeof(*e), 0))) {
+		if ((__u32)rc == 0)
+			count(PROFILE_LOST_GPU, 1);
+		bpf_map_delete_elem(&gpu_fn_calls, &tid);
+		return 0;
+	}
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->time = bpf_ktime_get_ns();
+	e->cpu = bpf_get_smp_processor_id();
+	e->flags = 0;
+	e->nr_kernel = e->nr_user = e->nr_py = 0;
+	e->kind = PROFILE_KIND_GPU_FN;
+	e->state = c->what;
+	e->cgroup = 0;
+	e->alias = c->kernel;
+	e->name[0] = 0;
+	if (bpf_probe_read_user(&e->handle, sizeof(e->handle), (const void *)c->out) ||
+	    !e->handle) {
+		bpf_ringbuf_discard(e, 0);
+		bpf_map_delete_elem(&gpu_fn_calls, &tid);
+		return 0;
+	}
+	if (c->name)
+		bpf_probe_read_user_str(e->name, sizeof(e->name), (const void *)c->name);
+	bpf_map_delete_elem(&gpu_fn_calls, &tid);
+	bpf_ringbuf_submit(e, wakeup_flags());
 	return 0;
 }
 

@@ -71,13 +71,39 @@
 #define PROFILE_GPU_PAIRED    1
 /* A GPU activity record of the adapter: a struct profile_gpu_rec. */
 #define PROFILE_KIND_GPU_REC 5
+/* A driver function handle and what it runs (a struct profile_gpu_fn). */
+#define PROFILE_KIND_GPU_FN 6
 
 /* The launch APIs probed: the uprobe's cookie, and profile_sample.state. */
 #define PROFILE_GPU_API_LAUNCH	  0 /* cudaLaunchKernel(func, ...): func in arg 1 */
 #define PROFILE_GPU_API_COOP	  1 /* cudaLaunchCooperativeKernel(func, ...) */
 #define PROFILE_GPU_API_LAUNCH_EX 2 /* cudaLaunchKernelExC(config, func, args) */
 #define PROFILE_GPU_API_GRAPH	  3 /* cudaGraphLaunch(exec, stream): no kernel */
-#define PROFILE_GPU_API_NR	  4
+/* The driver's (libcuda): period is then a CUfunction handle, not a host function. */
+#define PROFILE_GPU_API_CU_LAUNCH    4 /* cuLaunchKernel(f, ...), cuLaunchCooperativeKernel */
+#define PROFILE_GPU_API_CU_LAUNCH_EX 5 /* cuLaunchKernelEx(config, f, params, extra) */
+#define PROFILE_GPU_API_CU_GRAPH     6 /* cuGraphLaunch(exec, stream): no kernel */
+#define PROFILE_GPU_API_NR	     7
+#define PROFILE_GPU_API_DRIVER(api)  ((api) >= PROFILE_GPU_API_CU_LAUNCH)
+
+/*
+ * A launch uprobe's cookie: the API, and where the executable segment holding it
+ * lies around its entry (bytes before and after, at most 2^28 - 1 each).
+ */
+#define PROFILE_GPU_COOKIE(api, before, after)                                                     \
+	((__u64)(api) | (__u64)(before) << 8 | (__u64)(after) << 36)
+#define PROFILE_GPU_COOKIE_API(c)    ((c)&0xff)
+#define PROFILE_GPU_COOKIE_BEFORE(c) (((c) >> 8) & 0xfffffff)
+#define PROFILE_GPU_COOKIE_AFTER(c)  ((c) >> 36)
+#define PROFILE_GPU_COOKIE_MAX	     0xfffffffULL
+
+/*
+ * The driver calls that give a kernel its handle, probed at entry and return (the
+ * uprobe's cookie): a launch through the driver names its kernel by that handle.
+ */
+#define PROFILE_GPU_FN_MODULE  0 /* cuModuleGetFunction(CUfunction *f, CUmodule, name) */
+#define PROFILE_GPU_FN_LIBRARY 1 /* cuLibraryGetKernel(CUkernel *k, CUlibrary, name) */
+#define PROFILE_GPU_FN_KERNEL  2 /* cuKernelGetFunction(CUfunction *f, CUkernel k) */
 
 /* Slots of the per-CPU scratch buffers (profile.bpf.c's SLOT_*, unwind_bufs, py_bufs). */
 #define PROFILE_SLOTS 5
@@ -116,7 +142,8 @@
 #define PROFILE_USTACK_FP_CUT	10 /* --unwind fp user stacks cut at PROFILE_MAX_FRAMES */
 #define PROFILE_LOST_GPU	11 /* GPU launches: ring buffer full */
 #define PROFILE_LOST_GPU_REC	12 /* GPU activity records: ring buffer full */
-#define PROFILE_LOST_NR		13
+#define PROFILE_GPU_NESTED	13 /* driver launches made by a runtime launch: not counted */
+#define PROFILE_LOST_NR		14
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */
@@ -242,5 +269,26 @@ struct profile_gpu_rec {
 
 _Static_assert(__builtin_offsetof(struct profile_gpu_rec, kind) == 36, "profile_gpu_rec.kind");
 _Static_assert(__builtin_offsetof(struct profile_gpu_rec, rec) == 40, "profile_gpu_rec.rec");
+
+/*
+ * PROFILE_KIND_GPU_FN: a driver call gave handle (a CUfunction or CUkernel) to the
+ * kernel named name, or (name empty) to the kernel the handle alias stands for.
+ */
+struct profile_gpu_fn {
+	__u32 pid, tid;
+	__u64 time;
+	__u64 handle;
+	__u32 cpu, flags;	  /* flags 0 */
+	__u16 nr_kernel, nr_user; /* 0 */
+	__u8 kind;		  /* PROFILE_KIND_GPU_FN */
+	__u8 state;		  /* PROFILE_GPU_FN_* */
+	__u16 nr_py;		  /* 0 */
+	__u64 cgroup;		  /* 0 */
+	__u64 alias;
+	char name[PROFILE_GPU_NAME];
+};
+
+_Static_assert(__builtin_offsetof(struct profile_gpu_fn, kind) == 36, "profile_gpu_fn.kind");
+_Static_assert(__builtin_offsetof(struct profile_gpu_fn, cgroup) == 40, "profile_gpu_fn.cgroup");
 
 #endif /* PA_PROFILE_H */

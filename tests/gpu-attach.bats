@@ -90,8 +90,8 @@ gpu_time_under() {
 	# A runtime launch: the uprobe's stack, taken once (no probe frames above the API).
 	n=$(gpu_time_under ';main;step_a;cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_kernA\(float\*,_int\)')
 	[ "$n" = 2000000 ] || fail "kernA: $n ns under main;step_a, not 1000 x 2000"
-	# A driver launch: the probe took the stack itself.
-	n=$(gpu_time_under ';main;step_b;cuLaunchKernel;pa_gpu_launch;\[gpu:launch\];\[gpu:kernel\]_kernB\(float\*,_int\)')
+	# A driver launch: the same, by the driver's uprobe.
+	n=$(gpu_time_under ';main;step_b;cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_kernB\(float\*,_int\)')
 	[ "$n" = 5000000 ] || fail "kernB: $n ns under main;step_b, not 1000 x 5000"
 	# A copy: the probe took the stack of the call that made it.
 	n=$(gpu_time_under ';main;step_c;cudaMemcpy;pa_gpu_launch;\[gpu:launch\];\[gpu:memcpy_HtoD\]')
@@ -100,6 +100,32 @@ gpu_time_under() {
 	n=$(gpu_time_under '^gpu_producer;\[gpu:unmatched\];\[gpu:kernel\]_orphan\(\)')
 	[ "$n" = 10000 ] || fail "unmatched: $n ns, not 10 x 1000"
 	[ "$(awk '{ t += $NF } END { print t }' folded.txt)" = 7410000 ] || fail "other GPU time"
+}
+
+# Attached to a running program (-p): the driver gave kernB's handle out before, so
+# its first launches are unnamed; kernB's first record names it for the rest.
+@test "gpu-attach: a driver handle given out before pa-record attached is named by its kernel's record" {
+	local pid n named
+	require_root
+	require_bin "$PA_RECORD" "$PA_CONVERT" "$PA_WL/gpu_producer"
+	cp "$PA_WL/gpu_producer" .
+	./gpu_producer 1000 >out.txt 2>&1 &
+	pid=$!
+	sleep 0.5
+	pa_record -v --gpu -F 99 -o pa.data -p "$pid" 2>rec.err ||
+		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	wait "$pid" || fail "gpu_producer: $(cat out.txt)"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-launch >folded.txt 2>conv.err ||
+		fail "pa-convert: $(cat conv.err)"
+	named=$(grep -E ';step_b;cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_kernB\(float\*,_int\) [0-9]+$' folded.txt |
+		awk '{ t += $NF } END { print t + 0 }')
+	n=$(grep -E ';step_b;cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_' folded.txt |
+		awk '{ t += $NF } END { print t + 0 }')
+	echo "$named of $n driver launches named kernB"
+	[ "$n" = 1000 ] || fail "$n driver launches, not 1000"
+	# Records come in batches of 64 steps' worth.
+	[ "$named" -ge 900 ] || fail "$named of 1000 named: $(grep step_b folded.txt)"
+	grep -q 'gpu: the driver named 1 kernel handles' rec.err || fail "$(grep gpu: rec.err)"
 }
 
 @test "gpu-attach: gpu-time is gpu/nanoseconds in pprof, labelled by device and stream, and GPU time in pa-report and perf report" {
@@ -133,10 +159,10 @@ gpu_time_under() {
 		fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
 	run -0 "$PA_REPORT" -i pa.data --event gpu
 	echo "$output"
-	[[ $output == *"# GPU kernels: 3, 2010 instances timed (7.010000 ms on the GPU), 1000 launches"* ]] ||
+	[[ $output == *"# GPU kernels: 3, 2010 instances timed (7.010000 ms on the GPU), 2000 launches"* ]] ||
 		fail "header"
-	# kernB: launched through the driver API (no uprobe there), timed by the adapter.
-	grep -qE '^ +71\.33% +5000000 +1000 +5000\.0 +5000 +5000  \(32,2,1\) +\(128,1,1\) +0  kernB\(float\*, int\)$' \
+	# kernB: launched through the driver API, named by its handle, timed by the adapter.
+	grep -qE '^ +71\.33% +5000000 +1000 +5000\.0 +5000 +5000  \(32,2,1\) +\(128,1,1\) +1000  kernB\(float\*, int\)$' \
 		<<<"$output" || fail "kernB"
 	grep -qE '^ +28\.53% +2000000 +1000 +2000\.0 +2000 +2000  \(64,1,1\) +\(256,1,1\) +1000  kernA\(float\*, int\)$' \
 		<<<"$output" || fail "kernA"

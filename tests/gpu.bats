@@ -8,10 +8,15 @@ load lib/helpers
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 
 setup_file() {
+	local d=$BATS_FILE_TMPDIR
 	[ -x "$NVCC" ] || return 0
-	"$NVCC" -g -o "$BATS_FILE_TMPDIR/launch_static" "$PA_ROOT/tests/workloads/cuda_launch.cu" &&
-		"$NVCC" -g -cudart shared -o "$BATS_FILE_TMPDIR/launch_shared" \
-			"$PA_ROOT/tests/workloads/cuda_launch.cu"
+	"$NVCC" -g -o "$d/launch_static" "$PA_ROOT/tests/workloads/cuda_launch.cu" &&
+		"$NVCC" -g -cudart shared -o "$d/launch_shared" \
+			"$PA_ROOT/tests/workloads/cuda_launch.cu" || return 1
+	# The driver API (cuda_driver) runs with the toolkit's stub libcuda, every call of
+	# which fails, or with the tests' driver ($PA_WL/fake, from fake_libcuda.c).
+	mkdir -p "$d/stub"
+	ln -sf "$(realpath "$(dirname "$NVCC")/../lib64/stubs/libcuda.so")" "$d/stub/libcuda.so.1"
 }
 
 setup() {
@@ -99,4 +104,62 @@ PY
 	n=$(grep -E 'PyEval_EvalCode;([^;(]*;)*<module>_\(l\.py\);train_step_\(l\.py\);.*;cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_qsort [0-9]+$' folded.txt |
 		awk '{ t += $NF } END { print t + 0 }')
 	[ "$n" = 500 ] || fail "$n of 500 launches under train_step, with qsort as the kernel"
+}
+
+# driver DIR: cuda_driver's 1000 steps recorded, with DIR's libcuda.so.1; its
+# launches per kernel frame, "stack;...;[gpu:kernel]_NAME N", in launches.txt.
+driver() {
+	require_bin "$PA_WL/cuda_driver" "$PA_WL/fake/libcuda.so.1"
+	cp "$PA_WL/cuda_driver" .
+	LD_LIBRARY_PATH=$1 pa_record -v --gpu -F 99 -o pa.data -- ./cuda_driver 1000 \
+		>out.txt 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	cat out.txt
+	grep -q "gpu: .* launch APIs probed in .*libcuda\.so.*, with the driver calls naming kernels" \
+		rec.err || fail "libcuda not probed: $(grep gpu: rec.err)"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-launch >folded.txt 2>conv.err ||
+		fail "pa-convert: $(cat conv.err)"
+	sed -E 's/^.*;main;/main;/' folded.txt |
+		awk '{ n[$1] += $2 } END { for (k in n) print k, n[k] }' | sort >launches.txt
+	cat launches.txt
+}
+
+# launches_of PATTERN: the launches of the lines of launches.txt matching PATTERN (ERE).
+launches_of() {
+	grep -E "$1" launches.txt | awk '{ t += $2 } END { print t + 0 }'
+}
+
+# What the driver's probes add: launches through cuLaunchKernel and cuLaunchKernelEx
+# under the function that made them, each kernel named by the name the driver was
+# given for its handle (cuModuleGetFunction; cuLibraryGetKernel then
+# cuKernelGetFunction).  The runtime's launch calls into the driver too: one launch,
+# counted once, under the runtime's API.
+@test "gpu: launches through the driver API, named by their handles, the runtime's counted once" {
+	local k n
+	driver "$PA_WL/fake"
+	grep -q 'handles given' out.txt || fail "the tests' driver gave no handles"
+	for k in 'launch_add;cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_vec_add\(float_const\*,_float_const\*,_float\*,_int\)' \
+		'launch_scale;cuLaunchKernelEx;\[gpu:launch\];\[gpu:kernel\]_scale_kernel' \
+		'launch_reduce;cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_reduce\(float\*,_int\)' \
+		';cudaLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_rt_kernel'; do
+		n=$(launches_of "$k ")
+		[ "$n" = 1000 ] || fail "$n launches of $k, not 1000"
+	done
+	n=$(launches_of .)
+	[ "$n" = 4000 ] || fail "$n launches in all, not 4000: the runtime's counted twice?"
+	grep -q 'gpu: the driver named 4 kernel handles; 1000 of its launches were the runtime' rec.err ||
+		fail "$(grep gpu: rec.err)"
+}
+
+# The same program with NVIDIA's stub libcuda, a real driver's symbols: every call fails,
+# no handle is given, but each launch still enters the driver and is counted.
+@test "gpu: the toolkit's libcuda is probed: launches without a handle are counted, unnamed" {
+	local n
+	driver "$BATS_FILE_TMPDIR/stub"
+	grep -q 'handles none' out.txt || fail "the stub gave handles"
+	n=$(launches_of ';launch_(add|reduce);cuLaunchKernel;\[gpu:launch\];\[gpu:kernel\]_<unknown> ')
+	[ "$n" = 2000 ] || fail "$n unnamed cuLaunchKernel launches, not 2000"
+	n=$(launches_of ';launch_scale;cuLaunchKernelEx;\[gpu:launch\];\[gpu:kernel\]_<unknown> ')
+	[ "$n" = 1000 ] || fail "$n unnamed cuLaunchKernelEx launches, not 1000"
+	n=$(launches_of .)
+	[ "$n" = 4000 ] || fail "$n launches in all, not 4000"
 }

@@ -47,24 +47,39 @@ _Static_assert((int)PA_GPU_KERNEL == (int)GPU_OP_KERNEL &&
 		       (int)PA_GPU_MEMSET == (int)GPU_OP_MEMSET,
 	       "a gpu-time sample's RAW says what its adapter record said");
 
-/* The launch APIs, as the runtime defines them (and their per-thread-stream twins). */
+/* The launch APIs, as the runtime and the driver define them (and their
+ * per-thread-stream twins), then the driver calls that hand out kernel handles. */
 static const struct {
 	const char *name;
 	uint8_t api;
-} launch_apis[] = {
-	{"cudaLaunchKernel", PROFILE_GPU_API_LAUNCH},
-	{"cudaLaunchKernel_ptsz", PROFILE_GPU_API_LAUNCH},
-	{"cudaLaunchCooperativeKernel", PROFILE_GPU_API_COOP},
-	{"cudaLaunchCooperativeKernel_ptsz", PROFILE_GPU_API_COOP},
-	{"cudaLaunchKernelExC", PROFILE_GPU_API_LAUNCH_EX},
-	{"cudaLaunchKernelExC_ptsz", PROFILE_GPU_API_LAUNCH_EX},
-	{"cudaGraphLaunch", PROFILE_GPU_API_GRAPH},
-	{"cudaGraphLaunch_ptsz", PROFILE_GPU_API_GRAPH},
+	bool fn; /* api is a PROFILE_GPU_FN_* */
+} gpu_apis[] = {
+	{"cudaLaunchKernel", PROFILE_GPU_API_LAUNCH, false},
+	{"cudaLaunchKernel_ptsz", PROFILE_GPU_API_LAUNCH, false},
+	{"cudaLaunchCooperativeKernel", PROFILE_GPU_API_COOP, false},
+	{"cudaLaunchCooperativeKernel_ptsz", PROFILE_GPU_API_COOP, false},
+	{"cudaLaunchKernelExC", PROFILE_GPU_API_LAUNCH_EX, false},
+	{"cudaLaunchKernelExC_ptsz", PROFILE_GPU_API_LAUNCH_EX, false},
+	{"cudaGraphLaunch", PROFILE_GPU_API_GRAPH, false},
+	{"cudaGraphLaunch_ptsz", PROFILE_GPU_API_GRAPH, false},
+	{"cuLaunchKernel", PROFILE_GPU_API_CU_LAUNCH, false},
+	{"cuLaunchKernel_ptsz", PROFILE_GPU_API_CU_LAUNCH, false},
+	{"cuLaunchCooperativeKernel", PROFILE_GPU_API_CU_LAUNCH, false},
+	{"cuLaunchCooperativeKernel_ptsz", PROFILE_GPU_API_CU_LAUNCH, false},
+	{"cuLaunchKernelEx", PROFILE_GPU_API_CU_LAUNCH_EX, false},
+	{"cuLaunchKernelEx_ptsz", PROFILE_GPU_API_CU_LAUNCH_EX, false},
+	{"cuGraphLaunch", PROFILE_GPU_API_CU_GRAPH, false},
+	{"cuGraphLaunch_ptsz", PROFILE_GPU_API_CU_GRAPH, false},
+	{"cuModuleGetFunction", PROFILE_GPU_FN_MODULE, true},
+	{"cuLibraryGetKernel", PROFILE_GPU_FN_LIBRARY, true},
+	{"cuKernelGetFunction", PROFILE_GPU_FN_KERNEL, true},
 };
 
-/* A launched function, named: (pid, address) -> synthetic function. */
+/* A launched function, named: (pid, address) -> synthetic function.  drv: func is a
+ * driver's handle (CUfunction, CUkernel), else the kernel's host-side function. */
 struct gpu_kernel {
 	pid_t pid;
+	bool drv;
 	uint64_t func;
 	int64_t fn;
 };
@@ -88,16 +103,20 @@ struct gpu_chain {
 	uint32_t n;
 };
 
-/* The last launch a thread's uprobe walked, for the adapter's probe that follows. */
+/*
+ * The last launch a thread's uprobe walked, for the adapter's probe that follows.
+ * handle: a driver launch's handle not named yet (0 if none), which its record will.
+ */
 struct gpu_last {
 	pid_t tid;
+	uint64_t handle;
 	struct gpu_chain chain;
 };
 
 /* A launch the adapter named, until its records are in: (pid, correlation id). */
 struct gpu_pending {
 	pid_t pid;
-	uint64_t corr, time;
+	uint64_t corr, time, handle;
 	struct gpu_chain chain;
 };
 
@@ -133,6 +152,7 @@ struct rec_gpu {
 	uint64_t clock;
 
 	uint64_t launches, unnamed, attach_failed, attach_denied, files;
+	uint64_t handles; /* kernel handles the driver gave out */
 };
 
 /* A probe not attached: counted, and whether the kernel said no to our privileges. */
@@ -188,8 +208,57 @@ static bool has_adapter_probes(Elf *e)
 	return false;
 }
 
-/* The runtime's launch APIs that e defines, as file offsets into f->gpu; whether it
- * has the adapter's probes, into f->pa_gpu. */
+/* The entry of gpu_apis named name, or -1: every name probed starts "cu" then
+ * "da", 'L', 'G', 'M' or 'K', a cheap reject for the other symbols of a file. */
+static int gpu_api_of(const char *name)
+{
+	size_t k;
+
+	if (name[0] != 'c' || name[1] != 'u' ||
+	    !(name[2] == 'L' || name[2] == 'G' || name[2] == 'M' || name[2] == 'K' ||
+	      (name[2] == 'd' && name[3] == 'a')))
+		return -1;
+	for (k = 0; k < sizeof(gpu_apis) / sizeof(gpu_apis[0]); k++)
+		if (!strcmp(name, gpu_apis[k].name))
+			return (int)k;
+	return -1;
+}
+
+/* The executable segment of f holding file offset off, or NULL. */
+static const struct rec_seg *seg_of(const struct rec_file *f, uint64_t off)
+{
+	int j;
+
+	for (j = 0; j < f->nsegs; j++)
+		if (f->segs[j].exec && off >= f->segs[j].off &&
+		    off < f->segs[j].off + f->segs[j].filesz)
+			return &f->segs[j];
+	return NULL;
+}
+
+static uint64_t cookie_span(uint64_t n)
+{
+	return n < PROFILE_GPU_COOKIE_MAX ? n : PROFILE_GPU_COOKIE_MAX;
+}
+
+/* The file offset of e's function at vaddr, from the executable segment holding it. */
+static bool func_off(const struct rec_file *f, uint64_t vaddr, uint64_t *off)
+{
+	int j;
+
+	for (j = 0; j < f->nsegs; j++) {
+		const struct rec_seg *g = &f->segs[j];
+
+		if (g->exec && vaddr >= g->vaddr && vaddr < g->vaddr + g->filesz) {
+			*off = vaddr - g->vaddr + g->off;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The CUDA runtime's and driver's APIs that e defines, as file offsets into f->gpu;
+ * whether it has the adapter's probes, into f->pa_gpu. */
 void rec_gpu_probe_elf(Elf *e, struct rec_file *f)
 {
 	static const Elf64_Word types[] = {SHT_DYNSYM, SHT_SYMTAB};
@@ -212,43 +281,21 @@ void rec_gpu_probe_elf(Elf *e, struct rec_file *f)
 			for (i = 0; i < n; i++) {
 				GElf_Sym sym;
 				const char *name;
-				int j;
+				uint64_t off;
+				int a;
 
 				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value ||
+				    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
+				    (a = gpu_api_of(name)) < 0 || !func_off(f, sym.st_value, &off))
 					continue;
-				name = elf_strptr(e, sh.sh_link, sym.st_name);
-				/* Cheap reject first: every name probed starts "cudaL" or "cudaG". */
-				if (!name || strncmp(name, "cuda", 4) ||
-				    (name[4] != 'L' && name[4] != 'G'))
+				for (k = 0; k < f->ngpu && f->gpu[k].off != off; k++)
+					;
+				if (k < f->ngpu || f->ngpu == sizeof(f->gpu) / sizeof(f->gpu[0]))
 					continue;
-				for (k = 0; k < sizeof(launch_apis) / sizeof(launch_apis[0]); k++)
-					if (!strcmp(name, launch_apis[k].name))
-						break;
-				if (k == sizeof(launch_apis) / sizeof(launch_apis[0]))
-					continue;
-				/* Its file offset, from the executable segment holding it. */
-				for (j = 0; j < f->nsegs; j++) {
-					const struct rec_seg *g = &f->segs[j];
-					uint64_t off;
-
-					if (!g->exec || sym.st_value < g->vaddr ||
-					    sym.st_value >= g->vaddr + g->filesz)
-						continue;
-					off = sym.st_value - g->vaddr + g->off;
-					for (k = 0; k < f->ngpu && f->gpu[k].off != off; k++)
-						;
-					if (k == f->ngpu &&
-					    f->ngpu < sizeof(f->gpu) / sizeof(f->gpu[0])) {
-						size_t a;
-
-						for (a = 0; strcmp(name, launch_apis[a].name); a++)
-							;
-						f->gpu[f->ngpu].off = off;
-						f->gpu[f->ngpu++].api = launch_apis[a].api;
-					}
-					break;
-				}
+				f->gpu[f->ngpu].off = off;
+				f->gpu[f->ngpu].api = gpu_apis[a].api;
+				f->gpu[f->ngpu++].fn = gpu_apis[a].fn;
 			}
 		}
 	}
@@ -287,11 +334,35 @@ static void attach_adapter(struct rec_session *s, const char *path, const char *
 		pa_info("gpu: the CUDA adapter's probes attached in %s", name);
 }
 
+/* prog as a uprobe (or a uretprobe) at file offset off of path (r's file); false if not. */
+static bool attach_at(struct rec_session *s, struct bpf_program *prog, const char *path,
+		      const struct rec_file_ref *r, uint64_t off, uint64_t cookie, bool retprobe)
+{
+	struct bpf_uprobe_opts uo = {.sz = sizeof(uo), .bpf_cookie = cookie, .retprobe = retprobe};
+	struct rec_gpu *g = s->gpu;
+	struct bpf_link *l;
+
+	if (g->nr_links == GPU_MAX_LINKS) {
+		g->attach_failed++;
+		return false;
+	}
+	l = bpf_program__attach_uprobe_opts(prog, -1, path, off, &uo);
+	if (!l) {
+		attach_fail(g);
+		if (s->opts.verbose)
+			pa_warn("gpu: cannot probe %s at %#llx: %s", r->path,
+				(unsigned long long)off, strerror(errno));
+		return false;
+	}
+	g->links[g->nr_links++] = l;
+	return true;
+}
+
 void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_file_ref *r)
 {
 	struct rec_gpu *g = s->gpu;
 	char path[4200];
-	int i;
+	int i, nfn = 0;
 
 	/* Probes go on the file, for every process: attached for one the user may profile. */
 	if (!g || (!f->ngpu && !f->pa_gpu) || (r->pid != getpid() && !rec_may_profile(s, r->pid)))
@@ -304,28 +375,32 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	if (f->ngpu)
 		g->files++;
 	for (i = 0; i < f->ngpu; i++) {
-		struct bpf_uprobe_opts uo = {.sz = sizeof(uo), .bpf_cookie = f->gpu[i].api};
-		struct bpf_link *l;
+		const struct rec_seg *seg = seg_of(f, f->gpu[i].off);
+		uint64_t off = f->gpu[i].off, cookie = f->gpu[i].api;
 
-		if (g->nr_links == GPU_MAX_LINKS) {
-			g->attach_failed++;
+		/* A call handing out a kernel handle, at its entry and its return. */
+		if (f->gpu[i].fn) {
+			nfn++;
+			if (attach_at(s, s->skel->progs.on_gpu_fn, path, r, off, cookie, false))
+				attach_at(s, s->skel->progs.on_gpu_fn_ret, path, r, off, cookie,
+					  true);
 			continue;
 		}
-		l = bpf_program__attach_uprobe_opts(s->skel->progs.on_gpu_launch, -1, path,
-						    f->gpu[i].off, &uo);
-		if (!l) {
-			attach_fail(g);
-			if (s->opts.verbose)
-				pa_warn("gpu: cannot probe %s at %#llx: %s", r->path,
-					(unsigned long long)f->gpu[i].off, strerror(errno));
-			continue;
-		}
-		g->links[g->nr_links++] = l;
+		/* A launch's cookie says where the code around it lies (a runtime's, for the
+		 * driver's probe to tell the runtime's calls into it). */
+		if (seg)
+			cookie = PROFILE_GPU_COOKIE(cookie, cookie_span(off - seg->off),
+						    cookie_span(seg->off + seg->filesz - off));
+		/* From now on each runtime launch is noted for the driver's probe. */
+		if (attach_at(s, s->skel->progs.on_gpu_launch, path, r, off, cookie, false) &&
+		    PROFILE_GPU_API_DRIVER(f->gpu[i].api))
+			s->skel->bss->gpu_driver = true;
 	}
 	if (f->pa_gpu)
 		attach_adapter(s, path, r->path);
 	if (s->opts.verbose && f->ngpu)
-		pa_info("gpu: %d CUDA launch APIs probed in %s", f->ngpu, r->path);
+		pa_info("gpu: %d CUDA launch APIs probed in %s%s", f->ngpu - nfn, r->path,
+			nfn ? ", with the driver calls naming kernels" : "");
 }
 
 /* The file at path (ours to open), probed as if a target mapped it. */
@@ -371,11 +446,31 @@ static void preattach_adapter(struct rec_session *s)
 		probe_path(s, path);
 }
 
+/* The CUDA runtimes and drivers in directory dir, probed as if a target mapped them. */
+static void probe_dir(struct rec_session *s, const char *dir, size_t len)
+{
+	static const char *const libs[] = {"libcudart.so*", "libcuda.so*"};
+	char pat[4200];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		glob_t gl;
+
+		snprintf(pat, sizeof(pat), "%.*s/%s", (int)len, dir, libs[i]);
+		if (glob(pat, 0, NULL, &gl))
+			continue;
+		for (j = 0; j < gl.gl_pathc && j < 64; j++)
+			probe_path(s, gl.gl_pathv[j]);
+		globfree(&gl);
+	}
+}
+
 /*
- * Before the targets run: the CUDA runtimes a process may load, and the command's
- * executable (nvcc links the runtime in).  A library is seen in a target only once
- * it is mapped and pa-record has read the side-band, by which time a short program
- * may have launched all it launches; a uprobe goes on the file, for every process.
+ * Before the targets run: the CUDA runtimes and drivers a process may load, and the
+ * command's executable (nvcc links the runtime in).  A library is seen in a target
+ * only once it is mapped and pa-record has read the side-band, by which time a short
+ * program may have launched all it launches; a uprobe goes on the file, for every
+ * process.
  */
 void rec_gpu_preattach(struct rec_session *s)
 {
@@ -390,26 +485,19 @@ void rec_gpu_preattach(struct rec_session *s)
 	};
 	const char *ld = getenv("LD_LIBRARY_PATH"), *cmd;
 	char pat[4200];
-	size_t i, j;
+	size_t i;
 
 	if (!s->gpu)
 		return;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]) + 1; i++) {
-		glob_t gl;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		probe_dir(s, dirs[i], strlen(dirs[i]));
+	/* LD_LIBRARY_PATH's directories, as the command will see them */
+	for (i = 0; ld && *ld && i < 16; i++) {
+		size_t n = strcspn(ld, ":");
 
-		if (i == sizeof(dirs) / sizeof(dirs[0])) {
-			/* LD_LIBRARY_PATH's first directory, as the command will see it */
-			if (!ld || !*ld)
-				break;
-			snprintf(pat, sizeof(pat), "%.*s/libcudart.so*", (int)strcspn(ld, ":"), ld);
-		} else {
-			snprintf(pat, sizeof(pat), "%s/libcudart.so*", dirs[i]);
-		}
-		if (glob(pat, 0, NULL, &gl))
-			continue;
-		for (j = 0; j < gl.gl_pathc && j < 64; j++)
-			probe_path(s, gl.gl_pathv[j]);
-		globfree(&gl);
+		if (n)
+			probe_dir(s, ld, n);
+		ld += n + (ld[n] == ':');
 	}
 	preattach_adapter(s);
 	cmd = s->opts.cmd_argv ? s->opts.cmd_argv[0] : NULL;
@@ -438,7 +526,28 @@ static bool kernel_eq(const void *ctx, uint32_t id, const void *key)
 	const struct rec_gpu *g = ctx;
 	const struct gpu_kernel *k = key;
 
-	return g->kernels[id].pid == k->pid && g->kernels[id].func == k->func;
+	return g->kernels[id].pid == k->pid && g->kernels[id].func == k->func &&
+	       g->kernels[id].drv == k->drv;
+}
+
+static uint64_t kernel_hash(const struct gpu_kernel *k)
+{
+	return hash_mix(hash_mix(0, (uint64_t)k->pid << 1 | k->drv), k->func);
+}
+
+/* The entry of k's function, or -1. */
+static int64_t kernel_find(struct rec_gpu *g, const struct gpu_kernel *k)
+{
+	return hidx_find(&g->kernel_idx, kernel_hash(k), kernel_eq, g, k);
+}
+
+/* k kept (out of memory: not, and its function is named again next time). */
+static void kernel_add(struct rec_gpu *g, const struct gpu_kernel *k)
+{
+	if (!pa_grow((void **)&g->kernels, &g->cap_kernels, g->nr_kernels + 1,
+		     sizeof(*g->kernels)) &&
+	    !hidx_insert(&g->kernel_idx, kernel_hash(k), g->nr_kernels))
+		g->kernels[g->nr_kernels++] = *k;
 }
 
 static struct symtab *symtab_of(struct rec_gpu *g, pid_t pid, const struct proc_map *m)
@@ -511,32 +620,32 @@ static bool func_name(struct rec_session *s, pid_t pid, uint64_t func, char *buf
 	       name_at(s->gpu, pid, &sbm, func - sbm.start + sbm.pgoff, buf, len);
 }
 
-/* The synthetic function naming the kernel launched at func in pid. */
+/*
+ * The synthetic function naming the kernel launched at func in pid: a host function,
+ * or for a driver API a handle named when the driver handed it out (unknown if that
+ * was before pa-record attached).
+ */
 static int64_t kernel_fn(struct rec_session *s, pid_t pid, uint64_t func, uint8_t api)
 {
 	struct rec_gpu *g = s->gpu;
-	struct gpu_kernel k = {pid, func, -1};
-	uint64_t h = hash_mix(hash_mix(0, (uint64_t)pid), func);
+	struct gpu_kernel k = {pid, PROFILE_GPU_API_DRIVER(api), func, -1};
 	int64_t id;
 	char name[1024];
 
-	if (api == PROFILE_GPU_API_GRAPH)
+	if (api == PROFILE_GPU_API_GRAPH || api == PROFILE_GPU_API_CU_GRAPH)
 		return g->graph_fn;
 	if (!func)
 		return g->unknown_fn;
-	id = hidx_find(&g->kernel_idx, h, kernel_eq, g, &k);
+	id = kernel_find(g, &k);
 	if (id >= 0)
 		return g->kernels[id].fn;
-	k.fn = func_name(s, pid, func, name, sizeof(name)) ? rec_synth_fn(s, name, "<gpu>", 0)
-							   : g->unknown_fn;
+	if (!k.drv && func_name(s, pid, func, name, sizeof(name)))
+		k.fn = rec_synth_fn(s, name, "<gpu>", 0);
 	if (k.fn < 0)
 		k.fn = g->unknown_fn;
 	if (k.fn == g->unknown_fn)
 		g->unnamed++;
-	if (!pa_grow((void **)&g->kernels, &g->cap_kernels, g->nr_kernels + 1,
-		     sizeof(*g->kernels)) &&
-	    !hidx_insert(&g->kernel_idx, h, g->nr_kernels))
-		g->kernels[g->nr_kernels++] = k;
+	kernel_add(g, &k);
 	return k.fn;
 }
 
@@ -627,15 +736,16 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 	struct rec_gpu *g = s->gpu;
 	uint64_t stack[PROFILE_MAX_UFRAMES + PROFILE_MAX_PYFRAMES];
 	struct gpu_last *last;
+	int64_t fn;
 	size_t n;
 	int err;
 
 	if (!g || s->gpu_evidx < 0 || size < PROFILE_SAMPLE_HDR_SIZE)
 		return 0;
 	n = launch_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack));
+	fn = kernel_fn(s, ps->pid, ps->period, ps->state);
 	err = write_gpu_sample(s, s->gpu_evidx, cpu_of(s, ps->cpu)->gpu_id, ps->pid, ps->tid,
-			       ps->cpu, ps->time, 1, kernel_fn(s, ps->pid, ps->period, ps->state),
-			       g->launch_fn, stack, n, NULL);
+			       ps->cpu, ps->time, 1, fn, g->launch_fn, stack, n, NULL);
 	if (err)
 		return err;
 	g->launches++;
@@ -644,6 +754,8 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 	if (g->adapter_files) {
 		last = &g->last[ps->tid % GPU_LAST_THREADS];
 		last->tid = chain_set(&last->chain, stack, n) ? ps->tid : 0;
+		last->handle =
+			PROFILE_GPU_API_DRIVER(ps->state) && fn == g->unknown_fn ? ps->period : 0;
 	}
 	return 0;
 }
@@ -701,6 +813,7 @@ int rec_gpu_corr(struct rec_session *s, const struct profile_sample *ps, size_t 
 			return 0;
 		}
 		key.chain = last->chain;
+		key.handle = last->handle;
 		last->chain = (struct gpu_chain){0};
 		last->tid = 0;
 	} else if (!chain_set(&key.chain, stack,
@@ -731,43 +844,27 @@ static bool name_eq(const void *ctx, uint32_t id, const void *key)
 }
 
 /*
- * The synthetic function naming what record r did: a kernel (demangled), a copy or a
- * set.  Found by the name as the record gives it (a kernel's mangled name), so a
+ * The synthetic function named by key: a kernel's name as the process has it
+ * (mangled; shown demangled), else a copy's or set's frame.  Found by key, so a
  * kernel is demangled once, not at every record.
  */
-static int64_t record_fn(struct rec_session *s, const struct pa_gpu_rec *r, const char *kname)
+static int64_t named_fn(struct rec_session *s, const char *key, bool kernel)
 {
-	static const char *const copies[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
 	struct rec_gpu *g = s->gpu;
-	char op[64], name[PROFILE_GPU_NAME + 32], *dm;
-	const char *key = kname;
-	uint64_t h;
-	int64_t id;
+	char name[PROFILE_GPU_NAME + 32], *dm;
+	uint64_t h = hash_str(key);
+	int64_t id = hidx_find(&g->name_idx, h, name_eq, g, key);
 	struct gpu_name e;
 
-	if (r->kind == PA_GPU_MEMCPY)
-		snprintf(op, sizeof(op), "[gpu:memcpy %s]",
-			 r->copy_kind < sizeof(copies) / sizeof(copies[0]) && r->copy_kind
-				 ? copies[r->copy_kind]
-				 : "other");
-	else if (r->kind == PA_GPU_MEMSET)
-		snprintf(op, sizeof(op), "[gpu:memset]");
-	else if (!kname[0])
-		return g->unknown_fn;
-	if (r->kind == PA_GPU_MEMCPY || r->kind == PA_GPU_MEMSET)
-		key = op;
-	h = hash_str(key);
-	id = hidx_find(&g->name_idx, h, name_eq, g, key);
 	if (id >= 0)
 		return g->names[id].fn;
-	if (key == kname) {
-		dm = dm_demangle(kname);
-		snprintf(name, sizeof(name), "[gpu:kernel] %s", dm ? dm : kname);
+	if (kernel) {
+		dm = dm_demangle(key);
+		snprintf(name, sizeof(name), "[gpu:kernel] %s", dm ? dm : key);
 		free(dm);
 		e.fn = rec_synth_fn(s, name, "<gpu>", 0);
 	} else {
-		e.fn = rec_synth_fn(s, op, "<gpu>", 0);
+		e.fn = rec_synth_fn(s, key, "<gpu>", 0);
 	}
 	e.name = strdup(key);
 	if (e.fn < 0 || !e.name) {
@@ -781,6 +878,59 @@ static int64_t record_fn(struct rec_session *s, const struct pa_gpu_rec *r, cons
 	}
 	g->names[g->nr_names++] = e;
 	return e.fn;
+}
+
+/* The synthetic function naming what record r did: a kernel, a copy or a set. */
+static int64_t record_fn(struct rec_session *s, const struct pa_gpu_rec *r, const char *kname)
+{
+	static const char *const copies[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+	char op[64];
+
+	if (r->kind == PA_GPU_MEMCPY) {
+		snprintf(op, sizeof(op), "[gpu:memcpy %s]",
+			 r->copy_kind < sizeof(copies) / sizeof(copies[0]) && r->copy_kind
+				 ? copies[r->copy_kind]
+				 : "other");
+		return named_fn(s, op, false);
+	}
+	if (r->kind == PA_GPU_MEMSET)
+		return named_fn(s, "[gpu:memset]", false);
+	return kname[0] ? named_fn(s, kname, true) : s->gpu->unknown_fn;
+}
+
+int rec_gpu_fn(struct rec_session *s, const struct profile_gpu_fn *e, size_t size)
+{
+	struct rec_gpu *g = s->gpu;
+	struct gpu_kernel k = {e->pid, true, e->handle, -1};
+	char name[PROFILE_GPU_NAME];
+	int64_t id;
+
+	if (!g || size < sizeof(*e))
+		return 0;
+	if (e->state == PROFILE_GPU_FN_KERNEL) {
+		/* A function of a library kernel: named as that kernel is. */
+		struct gpu_kernel of = {e->pid, true, e->alias, -1};
+
+		id = kernel_find(g, &of);
+		if (id < 0)
+			return 0;
+		k.fn = g->kernels[id].fn;
+	} else {
+		memcpy(name, e->name, sizeof(name));
+		name[sizeof(name) - 1] = 0;
+		if (!name[0])
+			return 0;
+		k.fn = named_fn(s, name, true);
+	}
+	g->handles++;
+	/* The same handle again (a module unloaded, its handle reused): the newer name. */
+	id = kernel_find(g, &k);
+	if (id >= 0)
+		g->kernels[id].fn = k.fn;
+	else
+		kernel_add(g, &k);
+	return 0;
 }
 
 int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t size)
@@ -803,7 +953,7 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 	};
 	char kname[PROFILE_GPU_NAME];
 	uint64_t ns;
-	int64_t id;
+	int64_t id, fn;
 	int err;
 
 	if (!g || s->gpu_time_evidx < 0 || size < sizeof(*e))
@@ -818,12 +968,23 @@ int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t s
 	memcpy(kname, e->name, sizeof(kname));
 	kname[sizeof(kname) - 1] = 0;
 	ns = e->rec.end > e->rec.start ? e->rec.end - e->rec.start : 0;
+	fn = record_fn(s, &e->rec, kname);
 	err = write_gpu_sample(s, s->gpu_time_evidx, cpu_of(s, e->cpu)->gpu_time_id, e->pid, e->tid,
-			       e->cpu, e->time, ns ? ns : 1, record_fn(s, &e->rec, kname),
-			       p ? g->launch_fn : g->unmatched_fn, p ? p->chain.ips : NULL,
-			       p ? p->chain.n : 0, &raw);
+			       e->cpu, e->time, ns ? ns : 1, fn, p ? g->launch_fn : g->unmatched_fn,
+			       p ? p->chain.ips : NULL, p ? p->chain.n : 0, &raw);
 	if (err)
 		return err;
+	/* A driver handle given out before pa-record attached: named by its record, for
+	 * its next launches. */
+	if (p && p->handle && e->rec.kind == PA_GPU_KERNEL && fn != g->unknown_fn) {
+		struct gpu_kernel k = {e->pid, true, p->handle, -1};
+
+		id = kernel_find(g, &k);
+		if (id >= 0 && g->kernels[id].fn == g->unknown_fn) {
+			g->kernels[id].fn = fn;
+			g->handles++;
+		}
+	}
 	g->timed++;
 	g->timed_ns += ns;
 	g->unmatched += !p;
@@ -854,12 +1015,18 @@ void rec_gpu_summary(const struct rec_session *s)
 	if (s->gpu_lost || s->gpu_rec_lost)
 		pa_info("gpu: %llu launches and %llu GPU records lost: the ring buffer was full",
 			(unsigned long long)s->gpu_lost, (unsigned long long)s->gpu_rec_lost);
-	pa_info("gpu: %llu kernel launches (counted%s) in %llu binaries with the CUDA runtime; "
-		"%llu launched functions unnamed%s",
+	pa_info("gpu: %llu kernel launches (counted%s) in %llu binaries with the CUDA runtime or "
+		"driver; %llu launched functions unnamed%s",
 		(unsigned long long)g->launches,
 		g->adapter_files ? "; timed as gpu-time" : ", not timed: no CUDA adapter",
 		(unsigned long long)g->files, (unsigned long long)g->unnamed,
 		g->attach_failed ? "; some launch APIs could not be probed (-v says which)" : "");
+	/* Named kernels of launches through the driver, and the driver launches the
+	 * runtime made for its own launches (one launch, counted once). */
+	if (s->opts.verbose && (g->handles || s->gpu_nested))
+		pa_info("gpu: the driver named %llu kernel handles; %llu of its launches were the "
+			"runtime's own, counted once",
+			(unsigned long long)g->handles, (unsigned long long)s->gpu_nested);
 }
 
 void rec_gpu_free(struct rec_session *s)

@@ -171,11 +171,13 @@ struct rec_file {
 	struct cpython_elf py;
 	struct cpython_layout pyl; /* is_python: its layout, if pyl_err is 0 */
 	int pyl_err;
-	/* --gpu: the CUDA launch APIs it defines (file offsets, PROFILE_GPU_API_*) */
+	/* --gpu: the CUDA launch APIs it defines (file offsets, PROFILE_GPU_API_*), and
+	 * the driver calls giving kernels their handles (fn: PROFILE_GPU_FN_*) */
 	struct {
 		uint64_t off;
 		uint8_t api;
-	} gpu[8];
+		bool fn;
+	} gpu[16];
 	uint8_t ngpu;
 	bool pa_gpu; /* --gpu: it carries the CUDA adapter's probes (bpf/gpu.h) */
 };
@@ -274,6 +276,7 @@ struct rec_session {
 	uint64_t samples, lost, sb_lost, records_in_round;
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
 	uint64_t gpu_lost, gpu_rec_lost;    /* launches and GPU records BPF had no room for */
+	uint64_t gpu_nested;		    /* driver launches the runtime made: counted once */
 	uint64_t off_no_ustack;		    /* written without their deferred user stack */
 	uint64_t off_untraced_in;	    /* stretches whose switch-in the tracepoint missed */
 	uint64_t targets_lost;		    /* forked children not followed (targets map full) */
@@ -435,6 +438,8 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 /* The adapter's launch (PROFILE_KIND_GPU_CORR) and records (PROFILE_KIND_GPU_REC). */
 int rec_gpu_corr(struct rec_session *s, const struct profile_sample *ps, size_t size);
 int rec_gpu_rec(struct rec_session *s, const struct profile_gpu_rec *e, size_t size);
+/* A kernel handle the driver gave out (PROFILE_KIND_GPU_FN), for its launches' names. */
+int rec_gpu_fn(struct rec_session *s, const struct profile_gpu_fn *e, size_t size);
 void rec_gpu_summary(const struct rec_session *s);
 void rec_gpu_free(struct rec_session *s);
 

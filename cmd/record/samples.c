@@ -202,6 +202,8 @@ int rec_handle_sample(void *ctx, void *data, size_t size)
 		return rec_gpu_corr(s, ps, size);
 	if (ps->kind == PROFILE_KIND_GPU_REC)
 		return rec_gpu_rec(s, data, size);
+	if (ps->kind == PROFILE_KIND_GPU_FN)
+		return rec_gpu_fn(s, data, size);
 	if (ps->kind == PROFILE_KIND_OFFCPU && (ps->flags & PROFILE_F_USTACK_LATER))
 		return rec_offcpu_hold(s, ps, size);
 	if ((ps->flags & PROFILE_F_SLICE) && size >= PROFILE_SLICE_HDR_SIZE)

@@ -273,6 +273,10 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	bpf_program__set_autoattach(skel->progs.on_gpu_corr, false);
 	bpf_program__set_autoload(skel->progs.on_gpu_records, o->gpu);
 	bpf_program__set_autoattach(skel->progs.on_gpu_records, false);
+	bpf_program__set_autoload(skel->progs.on_gpu_fn, o->gpu);
+	bpf_program__set_autoattach(skel->progs.on_gpu_fn, false);
+	bpf_program__set_autoload(skel->progs.on_gpu_fn_ret, o->gpu);
+	bpf_program__set_autoattach(skel->progs.on_gpu_fn_ret, false);
 	/* sched_switch is attached when sampling starts, with the cpu-clock events. */
 	bpf_program__set_autoattach(skel->progs.on_switch_btf, false);
 	bpf_program__set_autoattach(skel->progs.on_switch_raw, false);

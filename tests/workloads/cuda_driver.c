@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cuda_driver [STEPS]: kernels launched through the CUDA driver API, as Triton, CuPy
+ * and JAX launch theirs.  Their handles come from cuModuleGetFunction and, for a
+ * library's kernel, cuLibraryGetKernel then cuKernelGetFunction; each step (default
+ * 1000) launches them with cuLaunchKernel and cuLaunchKernelEx, and makes one runtime
+ * launch that calls into the driver for its own, as libcudart does (cudaLaunchKernel
+ * here stands in for the runtime's).
+ *
+ * Built against the toolkit's stub libcuda (every call fails: no handle is given out)
+ * or tests/workloads/fake_libcuda.c (every call succeeds); without a GPU either way.
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static CUfunction add_fn, scale_fn, reduce_fn;
+
+__attribute__((noinline)) void launch_add(void)
+{
+	cuLaunchKernel(add_fn, 64, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL);
+}
+
+__attribute__((noinline)) void launch_scale(void)
+{
+	CUlaunchConfig cfg = {.gridDimX = 8,
+			      .gridDimY = 1,
+			      .gridDimZ = 1,
+			      .blockDimX = 128,
+			      .blockDimY = 1,
+			      .blockDimZ = 1};
+
+	cuLaunchKernelEx(&cfg, scale_fn, NULL, NULL);
+}
+
+__attribute__((noinline)) void launch_reduce(void)
+{
+	cuLaunchKernel(reduce_fn, 1, 1, 1, 1024, 1, 1, 0, NULL, NULL, NULL);
+}
+
+/* The host-side function of the runtime's kernel, as nvcc makes one per kernel. */
+__attribute__((noinline)) void rt_kernel(void)
+{
+}
+
+/* The runtime's launch, as far as it matters here: through the driver, deeper. */
+__attribute__((noinline)) int cudaLaunchKernel(const void *func, CUfunction f)
+{
+	volatile char frame[256];
+
+	frame[0] = 0;
+	(void)func;
+	return cuLaunchKernel(f, frame[0] + 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+}
+
+__attribute__((noinline)) void launch_rt(void)
+{
+	cudaLaunchKernel((const void *)rt_kernel, add_fn);
+}
+
+__attribute__((noinline)) void step(void)
+{
+	launch_add();
+	launch_scale();
+	launch_reduce();
+	launch_rt();
+}
+
+int main(int argc, char **argv)
+{
+	CUmodule mod = (CUmodule)(uintptr_t)0x1000;
+	CUlibrary lib = (CUlibrary)(uintptr_t)0x2000;
+	CUkernel reduce = NULL;
+	int i, n = argc > 1 ? atoi(argv[1]) : 1000;
+	CUresult rc;
+
+	rc = cuInit(0);
+	cuModuleGetFunction(&add_fn, mod, "_Z7vec_addPKfS0_Pfi");
+	cuModuleGetFunction(&scale_fn, mod, "scale_kernel");
+	cuLibraryGetKernel(&reduce, lib, "_Z6reducePfi");
+	cuKernelGetFunction(&reduce_fn, reduce);
+	for (i = 0; i < n; i++)
+		step();
+	printf("cuda_driver: %d steps, cuInit %d, handles %s\n", n, (int)rc,
+	       add_fn && scale_fn && reduce_fn ? "given" : "none");
+	return 0;
+}
