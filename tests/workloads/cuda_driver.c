@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cuda_driver [STEPS]: kernels launched through the CUDA driver API, as Triton, CuPy
- * and JAX launch theirs.  Their handles come from cuModuleGetFunction and, for a
- * library's kernel, cuLibraryGetKernel then cuKernelGetFunction; each step (default
- * 1000) launches them with cuLaunchKernel and cuLaunchKernelEx, and makes one runtime
- * launch that calls into the driver for its own, as libcudart does (cudaLaunchKernel
- * here stands in for the runtime's).
+ * cuda_driver [STEPS [all|drv|rt]]: kernels launched through the CUDA driver API, as
+ * Triton, CuPy and JAX launch theirs.  Their handles come from cuModuleGetFunction
+ * and, for a library's kernel, cuLibraryGetKernel then cuKernelGetFunction; each step
+ * (default 1000) launches them with cuLaunchKernel and cuLaunchKernelEx, and makes one
+ * runtime launch that calls into the driver for its own, as libcudart does
+ * (cudaLaunchKernel here stands in for the runtime's).  drv: the driver's three
+ * launches only; rt: the runtime's only (bench/gpu).  Prints the launch loop's time.
  *
  * Built against the toolkit's stub libcuda (every call fails: no handle is given out)
  * or tests/workloads/fake_libcuda.c (every call succeeds); without a GPU either way.
  */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static CUfunction add_fn, scale_fn, reduce_fn;
 
@@ -58,12 +62,25 @@ __attribute__((noinline)) void launch_rt(void)
 	cudaLaunchKernel((const void *)rt_kernel, add_fn);
 }
 
+static bool drv = true, rt = true;
+
 __attribute__((noinline)) void step(void)
 {
-	launch_add();
-	launch_scale();
-	launch_reduce();
-	launch_rt();
+	if (drv) {
+		launch_add();
+		launch_scale();
+		launch_reduce();
+	}
+	if (rt)
+		launch_rt();
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -73,14 +90,22 @@ int main(int argc, char **argv)
 	CUkernel reduce = NULL;
 	int i, n = argc > 1 ? atoi(argv[1]) : 1000;
 	CUresult rc;
+	double t0;
+
+	if (argc > 2) {
+		drv = strcmp(argv[2], "rt");
+		rt = strcmp(argv[2], "drv");
+	}
 
 	rc = cuInit(0);
 	cuModuleGetFunction(&add_fn, mod, "_Z7vec_addPKfS0_Pfi");
 	cuModuleGetFunction(&scale_fn, mod, "scale_kernel");
 	cuLibraryGetKernel(&reduce, lib, "_Z6reducePfi");
 	cuKernelGetFunction(&reduce_fn, reduce);
+	t0 = now();
 	for (i = 0; i < n; i++)
 		step();
+	printf("%d launches in %.6f s\n", n * (3 * drv + rt), now() - t0);
 	printf("cuda_driver: %d steps, cuInit %d, handles %s\n", n, (int)rc,
 	       add_fn && scale_fn && reduce_fn ? "given" : "none");
 	return 0;

@@ -13,6 +13,7 @@
  * of the way: the application runs as it would without it.
  */
 #include <cupti.h>
+#include <cupti_activity_deprecated.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -150,6 +151,36 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_r
 	*size = *buf ? ACT_BUF : 0;
 	*max_records = 0;
 }
+
+/*
+ * A libcupti writes its kernel records in the layout of its own version: CUDA 11.0's
+ * CUpti_ActivityKernel5 to CUDA 13's CUpti_ActivityKernel10.  They are read as the
+ * last; every field read sits at one offset in all of them.
+ */
+#define SAME_AT(v, f)                                                                     \
+	_Static_assert(offsetof(CUpti_ActivityKernel##v, f) ==                            \
+			       offsetof(CUpti_ActivityKernel10, f),                       \
+		       "CUpti_ActivityKernel" #v "." #f " moved")
+#define KERNEL_FIELDS_AT(v)                                                               \
+	SAME_AT(v, start);                                                                \
+	SAME_AT(v, end);                                                                  \
+	SAME_AT(v, deviceId);                                                             \
+	SAME_AT(v, streamId);                                                             \
+	SAME_AT(v, correlationId);                                                        \
+	SAME_AT(v, name);                                                                 \
+	SAME_AT(v, gridX);                                                                \
+	SAME_AT(v, gridY);                                                                \
+	SAME_AT(v, gridZ);                                                                \
+	SAME_AT(v, blockX);                                                               \
+	SAME_AT(v, blockY);                                                               \
+	SAME_AT(v, blockZ);                                                               \
+	SAME_AT(v, graphId);                                                              \
+	SAME_AT(v, graphNodeId)
+KERNEL_FIELDS_AT(5);
+KERNEL_FIELDS_AT(6);
+KERNEL_FIELDS_AT(7);
+KERNEL_FIELDS_AT(8);
+KERNEL_FIELDS_AT(9);
 
 /* One CUPTI activity record as a pa_gpu_rec; false for kinds not handed over. */
 static bool convert(const CUpti_Activity *a, struct pa_gpu_rec *r)
