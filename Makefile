@@ -186,7 +186,7 @@ $(O)/tests/workloads/cuda_driver: tests/workloads/cuda_driver.c
 
 $(O)/tests/workloads/fake/libcuda.so.1: tests/workloads/fake_libcuda.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
+	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
 
 # pa-convert carries its flame-graph page (cmd/convert/flamegraph.html) built in.
 $(O)/gen/flamegraph_html.c: cmd/convert/flamegraph.html scripts/embed

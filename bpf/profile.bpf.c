@@ -64,6 +64,9 @@ __u32 submits_seen;
 const volatile __u32 cgroup_mode = PROFILE_CGROUP_NONE;
 /* -G: only threads in cgroup_allow's cgroups (or below) are sampled. */
 const volatile bool cgroup_filter = false;
+/* --gpu-stacks RATE: the ns of credit one launch stack walk costs a thread (1 s /
+ * RATE), 0 if every launch is walked. */
+const volatile __u64 gpu_walk_ns = 0;
 /* bpf_ktime_get_ns() when sampling started and stopped, set by pa-record. */
 __u64 offcpu_start_ns = 0;
 __u64 offcpu_stop_ns = 0;
@@ -137,6 +140,23 @@ struct {
 	__type(value, struct gpu_rt_call);
 } gpu_rt SEC(".maps");
 bool gpu_driver;
+
+/*
+ * Each launching thread's credit for stack walks (--gpu-stacks): ns of time, gained
+ * as time goes by up to one second's worth, spent gpu_walk_ns a walk.
+ */
+struct gpu_walk {
+	__u64 credit, last;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct gpu_walk);
+} gpu_walks SEC(".maps");
+
+#define GPU_WALK_CREDIT_MAX 1000000000ULL
 
 /* A driver call giving a kernel its handle, from its entry to its return: tid -> call. */
 struct gpu_fn_call {
@@ -589,6 +609,31 @@ int on_tp_sample(void *ctx)
 /* Nested driver calls lie at most this far below the runtime launch's entry. */
 #define GPU_NEST_MAX (256u << 10)
 
+/* Whether thread tid may walk a launch's stack at now, within its walk rate. */
+static __always_inline bool gpu_may_walk(__u32 tid, __u64 now)
+{
+	struct gpu_walk *w, first = {GPU_WALK_CREDIT_MAX - gpu_walk_ns, now};
+	__u64 credit;
+
+	if (!gpu_walk_ns)
+		return true;
+	w = bpf_map_lookup_elem(&gpu_walks, &tid);
+	if (!w) {
+		bpf_map_update_elem(&gpu_walks, &tid, &first, BPF_ANY);
+		return true;
+	}
+	credit = w->credit + (now > w->last ? now - w->last : 0);
+	if (credit > GPU_WALK_CREDIT_MAX)
+		credit = GPU_WALK_CREDIT_MAX;
+	w->last = now;
+	if (credit < gpu_walk_ns) {
+		w->credit = credit;
+		return false;
+	}
+	w->credit = credit - gpu_walk_ns;
+	return true;
+}
+
 /*
  * A CUDA kernel launch (pa-record --gpu): a uprobe on each launch API of the CUDA
  * runtime (libcudart.so, or linked into the executable) and of the driver (libcuda),
@@ -647,7 +692,13 @@ int on_gpu_launch(struct pt_regs *ctx)
 	s->state = api;
 	s->nr_py = 0;
 	s->cgroup = current_cgroup();
-	capture_stacks(ctx, s, false, SLOT_GPU);
+	if (gpu_may_walk(tid, s->time)) {
+		capture_stacks(ctx, s, false, SLOT_GPU);
+	} else {
+		s->flags = PROFILE_F_STACK_REUSED;
+		s->nr_kernel = s->nr_user = 0;
+		count(PROFILE_GPU_REUSED, 1);
+	}
 	if (!submit(s)) {
 		count(PROFILE_LOST_GPU, 1);
 		return 0;

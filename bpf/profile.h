@@ -143,7 +143,8 @@
 #define PROFILE_LOST_GPU	11 /* GPU launches: ring buffer full */
 #define PROFILE_LOST_GPU_REC	12 /* GPU activity records: ring buffer full */
 #define PROFILE_GPU_NESTED	13 /* driver launches made by a runtime launch: not counted */
-#define PROFILE_LOST_NR		14
+#define PROFILE_GPU_REUSED	14 /* GPU launches over the walk rate: stacks not walked */
+#define PROFILE_LOST_NR		15
 
 /* profile_sample.flags */
 #define PROFILE_F_KSTACK_ERR   (1u << 0) /* bpf_get_stack failed for the kernel stack */
@@ -154,6 +155,9 @@
 #define PROFILE_F_SLICE (1u << 4)
 /* The Python frames were cut at PY_MAX_FRAMES (or the walk's step limit). */
 #define PROFILE_F_PY_CUT (1u << 5)
+/* A GPU launch over its thread's walk rate (gpu_walk_ns): not walked, no stacks; it
+ * takes the last stack walked in its thread for the same kernel. */
+#define PROFILE_F_STACK_REUSED (1u << 6)
 
 /* Python frames kept per sample, each two u64s (python.h's PY_MAX_FRAMES). */
 #define PROFILE_MAX_PYFRAMES 256

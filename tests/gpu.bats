@@ -163,3 +163,35 @@ launches_of() {
 	n=$(launches_of .)
 	[ "$n" = 4000 ] || fail "$n launches in all, not 4000"
 }
+
+# sites_of FILE: "A B", the launches under site_a() and site_b() in folded FILE.
+sites_of() {
+	awk '/;site_a;/ { a += $NF } /;site_b;/ { b += $NF } END { print a + 0, b + 0 }' "$1"
+}
+
+# vec_add launched 3 times from site_a() for each time from site_b(), 200000 times in
+# under a second: over 1000 walks a second, a launch takes the last stack walked in
+# its thread for its kernel, so each walk stands for the launches after it: every
+# launch counted, each site's share sampled.  --gpu-stacks 0 walks every launch.
+@test "gpu: over --gpu-stacks, launches are counted under the last stack walked for their kernel" {
+	local a b
+	require_bin "$PA_WL/cuda_driver" "$PA_WL/fake/libcuda.so.1"
+	cp "$PA_WL/cuda_driver" .
+	LD_LIBRARY_PATH=$PA_WL/fake pa_record -v --gpu -F 99 -o pa.data -- ./cuda_driver 50000 sites \
+		>out.txt 2>rec.err || fail "pa-record failed: $(grep -v '^libbpf' rec.err | tail -3)"
+	cat out.txt
+	grep -qE 'gpu: [1-9][0-9]* launches over 1000 stack walks a second in their thread took' rec.err ||
+		fail "no launch over the rate: $(grep gpu: rec.err)"
+	"$PA_CONVERT" -i pa.data --folded --event gpu-launch >folded.txt || fail "pa-convert failed"
+	read -r a b < <(sites_of folded.txt)
+	echo "sampled: site_a $a, site_b $b"
+	[ $((a + b)) = 200000 ] || fail "$((a + b)) launches under the sites, not 200000"
+	[ "$a" -ge 130000 ] && [ "$a" -le 170000 ] || fail "site_a's share: $a of 200000, not about 3/4"
+
+	LD_LIBRARY_PATH=$PA_WL/fake pa_record -v --gpu-stacks 0 --gpu -F 99 -o pa0.data -- \
+		./cuda_driver 50000 sites >out.txt 2>rec.err || fail "pa-record --gpu-stacks 0 failed"
+	run ! grep -q 'stack walks a second' rec.err
+	"$PA_CONVERT" -i pa0.data --folded --event gpu-launch >folded0.txt || fail "pa-convert failed"
+	read -r a b < <(sites_of folded0.txt)
+	[ "$a" = 150000 ] && [ "$b" = 50000 ] || fail "every launch walked: site_a $a, site_b $b"
+}

@@ -120,6 +120,21 @@ struct gpu_pending {
 	struct gpu_chain chain;
 };
 
+/*
+ * The last stack walked in a thread for a kernel launched through an API (api
+ * PROFILE_GPU_API_NR: any kernel, any API), for the thread's launches over
+ * --gpu-stacks: (pid, tid, func, api) -> chain.
+ */
+struct gpu_recent {
+	pid_t pid, tid;
+	uint64_t func;
+	uint8_t api;
+	struct gpu_chain chain;
+};
+
+/* Kept at most; then all go, and the next launch of each walks again. */
+#define GPU_RECENT_MAX (64u << 10)
+
 /* A kernel, copy or set by its record's name: the synthetic function naming it. */
 struct gpu_name {
 	char *name;
@@ -153,6 +168,11 @@ struct rec_gpu {
 
 	uint64_t launches, unnamed, attach_failed, attach_denied, files;
 	uint64_t handles; /* kernel handles the driver gave out */
+
+	struct gpu_recent *recent;
+	size_t nr_recent, cap_recent;
+	struct hidx recent_idx;
+	uint64_t no_stack; /* launches over --gpu-stacks with no stack walked before */
 };
 
 /* A probe not attached: counted, and whether the kernel said no to our privileges. */
@@ -731,6 +751,92 @@ static bool chain_set(struct gpu_chain *c, const uint64_t *stack, size_t n)
 	return !n || c->ips;
 }
 
+static bool recent_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct gpu_recent *a = &((const struct rec_gpu *)ctx)->recent[id], *b = key;
+
+	return a->pid == b->pid && a->tid == b->tid && a->func == b->func && a->api == b->api;
+}
+
+static uint64_t recent_hash(const struct gpu_recent *r)
+{
+	return hash_mix(hash_mix(hash_mix(0, (uint64_t)r->pid << 32 | (uint32_t)r->tid), r->func),
+			r->api);
+}
+
+static struct gpu_recent *recent_get(struct rec_gpu *g, pid_t pid, pid_t tid, uint64_t func,
+				     uint8_t api)
+{
+	struct gpu_recent key = {pid, tid, func, api, {0}};
+	int64_t id = hidx_find(&g->recent_idx, recent_hash(&key), recent_eq, g, &key);
+
+	return id >= 0 ? &g->recent[id] : NULL;
+}
+
+static void recent_free(struct rec_gpu *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nr_recent; i++)
+		free(g->recent[i].chain.ips);
+	g->nr_recent = 0;
+	hidx_free(&g->recent_idx);
+}
+
+/* stack[0..n) as the last walked in tid for func launched through api. */
+static void recent_put(struct rec_gpu *g, pid_t pid, pid_t tid, uint64_t func, uint8_t api,
+		       const uint64_t *stack, size_t n)
+{
+	struct gpu_recent *r = recent_get(g, pid, tid, func, api), key = {pid, tid, func, api, {0}};
+
+	if (r) {
+		chain_set(&r->chain, stack, n);
+		return;
+	}
+	if (g->nr_recent == GPU_RECENT_MAX)
+		recent_free(g);
+	if (pa_grow((void **)&g->recent, &g->cap_recent, g->nr_recent + 1, sizeof(*g->recent)) ||
+	    !chain_set(&key.chain, stack, n))
+		return;
+	if (hidx_insert(&g->recent_idx, recent_hash(&key), g->nr_recent)) {
+		free(key.chain.ips);
+		return;
+	}
+	g->recent[g->nr_recent++] = key;
+}
+
+/*
+ * The stack of launch ps into stack[0..max): walked, or for a launch over
+ * --gpu-stacks the last walked in its thread for its kernel and API, else for any.
+ */
+static size_t launch_or_recent_stack(struct rec_session *s, const struct profile_sample *ps,
+				     size_t size, uint64_t *stack, size_t max)
+{
+	struct rec_gpu *g = s->gpu;
+	const struct gpu_recent *r;
+	size_t n;
+
+	if (!(ps->flags & PROFILE_F_STACK_REUSED)) {
+		n = launch_stack(s, ps, size, stack, max);
+		if (s->opts.gpu_stacks) {
+			recent_put(g, ps->pid, ps->tid, ps->period, ps->state, stack, n);
+			recent_put(g, ps->pid, ps->tid, 0, PROFILE_GPU_API_NR, stack, n);
+		}
+		return n;
+	}
+	r = recent_get(g, ps->pid, ps->tid, ps->period, ps->state);
+	if (!r)
+		r = recent_get(g, ps->pid, ps->tid, 0, PROFILE_GPU_API_NR);
+	if (!r) {
+		g->no_stack++;
+		return 0;
+	}
+	n = r->chain.n < max ? r->chain.n : max;
+	if (n)
+		memcpy(stack, r->chain.ips, n * sizeof(*stack));
+	return n;
+}
+
 int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_t size)
 {
 	struct rec_gpu *g = s->gpu;
@@ -742,7 +848,7 @@ int rec_gpu_launch(struct rec_session *s, const struct profile_sample *ps, size_
 
 	if (!g || s->gpu_evidx < 0 || size < PROFILE_SAMPLE_HDR_SIZE)
 		return 0;
-	n = launch_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack));
+	n = launch_or_recent_stack(s, ps, size, stack, sizeof(stack) / sizeof(*stack));
 	fn = kernel_fn(s, ps->pid, ps->period, ps->state);
 	err = write_gpu_sample(s, s->gpu_evidx, cpu_of(s, ps->cpu)->gpu_id, ps->pid, ps->tid,
 			       ps->cpu, ps->time, 1, fn, g->launch_fn, stack, n, NULL);
@@ -1021,6 +1127,11 @@ void rec_gpu_summary(const struct rec_session *s)
 		g->adapter_files ? "; timed as gpu-time" : ", not timed: no CUDA adapter",
 		(unsigned long long)g->files, (unsigned long long)g->unnamed,
 		g->attach_failed ? "; some launch APIs could not be probed (-v says which)" : "");
+	if (s->gpu_reused)
+		pa_info("gpu: %llu launches over %u stack walks a second in their thread took "
+			"the thread's last stack for their kernel (--gpu-stacks)%s",
+			(unsigned long long)s->gpu_reused, s->opts.gpu_stacks,
+			g->no_stack ? "; some had none to take" : "");
 	/* Named kernels of launches through the driver, and the driver launches the
 	 * runtime made for its own launches (one launch, counted once). */
 	if (s->opts.verbose && (g->handles || s->gpu_nested))
@@ -1046,6 +1157,8 @@ void rec_gpu_free(struct rec_session *s)
 		free(g->pending[i].chain.ips);
 	for (i = 0; i < g->nr_names; i++)
 		free(g->names[i].name);
+	recent_free(g);
+	free(g->recent);
 	free(g->pending);
 	free(g->names);
 	hidx_free(&g->pending_idx);

@@ -104,8 +104,10 @@ int rec_emit_bpf_lost(struct rec_session *s)
 	counter_add(s, PROFILE_LOST_TARGETS, &s->targets_lost);
 	counter_add(s, PROFILE_KSTACK_CUT, &s->kstack_cut);
 	counter_add(s, PROFILE_USTACK_FP_CUT, &s->ustack_cut);
-	if (s->opts.gpu)
+	if (s->opts.gpu) {
 		counter_add(s, PROFILE_GPU_NESTED, &s->gpu_nested);
+		counter_add(s, PROFILE_GPU_REUSED, &s->gpu_reused);
+	}
 	if (s->opts.offcpu) {
 		counter_add(s, PROFILE_SHORT_OFFCPU, &s->off_short);
 		counter_add(s, PROFILE_SHORT_OFFCPU_NS, &s->off_short_ns);

@@ -77,6 +77,9 @@ static const char usage[] =
 	"                          launch under its stack, with the kernel's name; with\n"
 	"                          the CUDA adapter (-- CMD injects it), their GPU time\n"
 	"                          as the gpu-time event\n"
+	"      --gpu-stacks RATE   launch stacks walked a second per thread (default\n"
+	"                          1000, 0: all); a launch over it takes the thread's\n"
+	"                          last stack for its kernel\n"
 	"      --pmu               count instead of recording: per process, on-CPU time,\n"
 	"                          switches, run-queue latency and slice percentiles,\n"
 	"                          IPC and cache misses where the CPU has counters\n"
@@ -239,6 +242,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		OPT_DUMP,
 		OPT_NO_PYTHON,
 		OPT_GPU,
+		OPT_GPU_STACKS,
 		OPT_PMU,
 		OPT_PER_PID,
 		OPT_JSON,
@@ -267,6 +271,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"dump", no_argument, NULL, OPT_DUMP},
 		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 		{"gpu", no_argument, NULL, OPT_GPU},
+		{"gpu-stacks", required_argument, NULL, OPT_GPU_STACKS},
 		{"pmu", no_argument, NULL, OPT_PMU},
 		{"per-pid", no_argument, NULL, OPT_PER_PID},
 		{"json", no_argument, NULL, OPT_JSON},
@@ -292,6 +297,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	o->offcpu_min_ns = 1000000;
 	o->offcpu_states = 1u << PROFILE_STATE_SLEEP | 1u << PROFILE_STATE_IO;
 	o->switch_method = -1;
+	o->gpu_stacks = 1000;
 	o->argc = argc;
 	o->argv = argv;
 	opterr = 0;
@@ -395,6 +401,18 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		case OPT_GPU:
 			o->gpu = true;
 			break;
+		case OPT_GPU_STACKS: {
+			uint64_t v;
+
+			if (pa_parse_u64(optarg, &v) || v > 1000000) {
+				pa_err("invalid --gpu-stacks '%s'; give walks a second per thread, "
+				       "0 (every launch) to 1000000",
+				       optarg);
+				return -EINVAL;
+			}
+			o->gpu_stacks = (uint32_t)v;
+			break;
+		}
 		case OPT_PMU:
 			o->pmu = true;
 			break;

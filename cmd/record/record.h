@@ -80,14 +80,15 @@ struct rec_opts {
 	bool quiet;
 	bool no_buildid_cache; /* -N: leave ~/.debug alone */
 	int verbose;
-	bool dump;	/* --dump: print the stacks of -p's processes' threads and exit */
-	bool dump_keep; /* --dump -o FILE: keep the recording it printed */
-	bool no_python; /* --no-python: no Python frames walked */
-	bool gpu;	/* --gpu: CUDA kernel launches as the gpu-launch event */
-	bool pmu;	/* --pmu: count (scheduler, hardware counters), no perf.data */
-	bool per_pid;	/* --per-pid: with --pmu, each thread too */
-	bool json;	/* --json: with --pmu, one JSON document */
-	int argc;	/* for the CMDLINE feature */
+	bool dump;	     /* --dump: print the stacks of -p's processes' threads and exit */
+	bool dump_keep;	     /* --dump -o FILE: keep the recording it printed */
+	bool no_python;	     /* --no-python: no Python frames walked */
+	bool gpu;	     /* --gpu: CUDA kernel launches as the gpu-launch event */
+	uint32_t gpu_stacks; /* --gpu-stacks: launch stacks walked a second per thread, 0 all */
+	bool pmu;	     /* --pmu: count (scheduler, hardware counters), no perf.data */
+	bool per_pid;	     /* --per-pid: with --pmu, each thread too */
+	bool json;	     /* --json: with --pmu, one JSON document */
+	int argc;	     /* for the CMDLINE feature */
 	char **argv;
 };
 
@@ -277,6 +278,7 @@ struct rec_session {
 	uint64_t off_samples, off_ns, off_lost, off_untracked, off_short, off_short_ns;
 	uint64_t gpu_lost, gpu_rec_lost;    /* launches and GPU records BPF had no room for */
 	uint64_t gpu_nested;		    /* driver launches the runtime made: counted once */
+	uint64_t gpu_reused;		    /* launches over --gpu-stacks: a stack reused */
 	uint64_t off_no_ustack;		    /* written without their deferred user stack */
 	uint64_t off_untraced_in;	    /* stretches whose switch-in the tracepoint missed */
 	uint64_t targets_lost;		    /* forked children not followed (targets map full) */

@@ -221,6 +221,7 @@ static int bpf_open(struct rec_session *s, int method, bool open_waits)
 	skel->rodata->offcpu_by_tid = raw_tp;
 	skel->rodata->skip_switch_in = o->skip_switch_in;
 	skel->rodata->drop_every = o->drop_every;
+	skel->rodata->gpu_walk_ns = o->gpu_stacks ? 1000000000ULL / o->gpu_stacks : 0;
 	skel->rodata->owner_uid = s->priv.all ? (uint32_t)-1 : s->priv.uid;
 
 	/* ~0.4 s of full-depth samples from every CPU before anything is dropped. */

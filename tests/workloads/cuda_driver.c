@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cuda_driver [STEPS [all|drv|rt]]: kernels launched through the CUDA driver API, as
+ * cuda_driver [STEPS [all|drv|rt|sites]]: kernels launched through the CUDA driver API, as
  * Triton, CuPy and JAX launch theirs.  Their handles come from cuModuleGetFunction
  * and, for a library's kernel, cuLibraryGetKernel then cuKernelGetFunction; each step
  * (default 1000) launches them with cuLaunchKernel and cuLaunchKernelEx, and makes one
  * runtime launch that calls into the driver for its own, as libcudart does
  * (cudaLaunchKernel here stands in for the runtime's).  drv: the driver's three
- * launches only; rt: the runtime's only (bench/gpu).  Prints the launch loop's time.
+ * launches only; rt: the runtime's only (bench/gpu); sites: vec_add only, three times
+ * from site_a() and once from site_b().  Prints the launch loop's time.
  *
  * Built against the toolkit's stub libcuda (every call fails: no handle is given out)
  * or tests/workloads/fake_libcuda.c (every call succeeds); without a GPU either way.
@@ -62,10 +63,28 @@ __attribute__((noinline)) void launch_rt(void)
 	cudaLaunchKernel((const void *)rt_kernel, add_fn);
 }
 
-static bool drv = true, rt = true;
+/* One kernel launched from two places. */
+__attribute__((noinline)) void site_a(void)
+{
+	launch_add();
+}
+
+__attribute__((noinline)) void site_b(void)
+{
+	launch_add();
+}
+
+static bool drv = true, rt = true, sites;
 
 __attribute__((noinline)) void step(void)
 {
+	if (sites) {
+		site_a();
+		site_a();
+		site_a();
+		site_b();
+		return;
+	}
 	if (drv) {
 		launch_add();
 		launch_scale();
@@ -93,6 +112,7 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (argc > 2) {
+		sites = !strcmp(argv[2], "sites");
 		drv = strcmp(argv[2], "rt");
 		rt = strcmp(argv[2], "drv");
 	}
@@ -105,7 +125,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (i = 0; i < n; i++)
 		step();
-	printf("%d launches in %.6f s\n", n * (3 * drv + rt), now() - t0);
+	printf("%d launches in %.6f s\n", sites ? 4 * n : n * (3 * drv + rt), now() - t0);
 	printf("cuda_driver: %d steps, cuInit %d, handles %s\n", n, (int)rc,
 	       add_fn && scale_fn && reduce_fn ? "given" : "none");
 	return 0;
