@@ -88,11 +88,15 @@ _pa_record()
 		COMPREPLY=($(compgen -W "1048576 4194304 16777216" -- "$cur"))
 		return
 		;;
+	--gpu-stacks)
+		COMPREPLY=($(compgen -W "0 100 1000 10000" -- "$cur"))
+		return
+		;;
 	esac
 	COMPREPLY=($(compgen -W "-p --pid -a --all-cpus -d --duration -F --freq
 		-e --event -c --count -C --cpu -G --cgroup --all-cgroups --no-cgroups --label-env --tag
 		--no-kernel -N --no-buildid-cache --offcpu --no-cpu --offcpu-min --offcpu-state
-		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --pmu --per-pid --json --no-python --dump -q --quiet -v -vv
+		-o --output -z -z3 --compression-level= --unwind --unwind-rows --gpu --gpu-stacks --pmu --per-pid --json --no-python --dump -q --quiet -v -vv
 		--verbose -h --help --version --" -- "$cur"))
 }
 

@@ -65,12 +65,17 @@ launches() {
 	grep -q 'gpu: .* launch APIs probed in .*libcudart\.so' rec.err || fail "libcudart.so not probed"
 }
 
-@test "gpu: without --gpu nothing is probed, and --gpu needs the CFI walker" {
+@test "gpu: without --gpu nothing is probed, --gpu needs the CFI walker, --gpu-stacks needs --gpu" {
 	cp "$BATS_FILE_TMPDIR/launch_static" .
 	pa_record -v -F 99 -o pa.data -- ./launch_static 100 2>rec.err || fail "pa-record failed"
 	run ! grep -q '^pa-record: gpu:' rec.err
 	run "$PA_RECORD" --gpu --unwind fp -o pa.data -- ./launch_static 1
 	[ "$status" -ne 0 ] && [[ $output == *"--gpu finds the CUDA runtime"* ]] || fail "$output"
+	run "$PA_RECORD" --gpu-stacks 100 -o pa.data -- ./launch_static 1
+	[ "$status" -ne 0 ] && [[ $output == *"--gpu-stacks rates the walks of --gpu's launch stacks; add --gpu"* ]] ||
+		fail "$output"
+	run "$PA_RECORD" --gpu --gpu-stacks 1x -o pa.data -- ./launch_static 1
+	[ "$status" -ne 0 ] && [[ $output == *"invalid --gpu-stacks '1x'"* ]] || fail "$output"
 }
 
 # Python calling the runtime through ctypes: its frames sit above [gpu:launch].  The

@@ -283,7 +283,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{},
 	};
-	bool have_output = false, have_freq = false;
+	bool have_output = false, have_freq = false, have_gpu_stacks = false;
 	const char *offcpu_opt = NULL;
 	const char *env;
 	uint64_t maxrate;
@@ -411,6 +411,7 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 				return -EINVAL;
 			}
 			o->gpu_stacks = (uint32_t)v;
+			have_gpu_stacks = true;
 			break;
 		}
 		case OPT_PMU:
@@ -541,6 +542,10 @@ static int parse_args(struct rec_opts *o, int argc, char **argv)
 	if (modes != 1) {
 		pa_err("%s; give one of -p PID, -a, or -- CMD (or -a -- CMD)",
 		       modes ? "conflicting targets" : "nothing to profile");
+		return -EINVAL;
+	}
+	if (have_gpu_stacks && !o->gpu) {
+		pa_err("--gpu-stacks rates the walks of --gpu's launch stacks; add --gpu");
 		return -EINVAL;
 	}
 	if (o->gpu && o->unwind_mode == UNWIND_MODE_FP) {

@@ -157,24 +157,24 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_r
  * CUpti_ActivityKernel5 to CUDA 13's CUpti_ActivityKernel10.  They are read as the
  * last; every field read sits at one offset in all of them.
  */
-#define SAME_AT(v, f)                                                                     \
-	_Static_assert(offsetof(CUpti_ActivityKernel##v, f) ==                            \
-			       offsetof(CUpti_ActivityKernel10, f),                       \
+#define SAME_AT(v, f)                                                                              \
+	_Static_assert(offsetof(CUpti_ActivityKernel##v, f) ==                                     \
+			       offsetof(CUpti_ActivityKernel10, f),                                \
 		       "CUpti_ActivityKernel" #v "." #f " moved")
-#define KERNEL_FIELDS_AT(v)                                                               \
-	SAME_AT(v, start);                                                                \
-	SAME_AT(v, end);                                                                  \
-	SAME_AT(v, deviceId);                                                             \
-	SAME_AT(v, streamId);                                                             \
-	SAME_AT(v, correlationId);                                                        \
-	SAME_AT(v, name);                                                                 \
-	SAME_AT(v, gridX);                                                                \
-	SAME_AT(v, gridY);                                                                \
-	SAME_AT(v, gridZ);                                                                \
-	SAME_AT(v, blockX);                                                               \
-	SAME_AT(v, blockY);                                                               \
-	SAME_AT(v, blockZ);                                                               \
-	SAME_AT(v, graphId);                                                              \
+#define KERNEL_FIELDS_AT(v)                                                                        \
+	SAME_AT(v, start);                                                                         \
+	SAME_AT(v, end);                                                                           \
+	SAME_AT(v, deviceId);                                                                      \
+	SAME_AT(v, streamId);                                                                      \
+	SAME_AT(v, correlationId);                                                                 \
+	SAME_AT(v, name);                                                                          \
+	SAME_AT(v, gridX);                                                                         \
+	SAME_AT(v, gridY);                                                                         \
+	SAME_AT(v, gridZ);                                                                         \
+	SAME_AT(v, blockX);                                                                        \
+	SAME_AT(v, blockY);                                                                        \
+	SAME_AT(v, blockZ);                                                                        \
+	SAME_AT(v, graphId);                                                                       \
 	SAME_AT(v, graphNodeId)
 KERNEL_FIELDS_AT(5);
 KERNEL_FIELDS_AT(6);
