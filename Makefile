@@ -178,7 +178,9 @@ $(O)/tests/workloads/gpu_producer: tests/workloads/gpu_producer.c cmd/gpu-attach
 		$< cmd/gpu-attach/adapter/probes.c -o $@
 
 # Launches through the CUDA driver API, linked against the toolkit's stub libcuda; and
-# a driver for it that gives out kernel handles (tests/gpu.bats).
+# a driver for it that gives out kernel handles (tests/gpu.bats), built -O0 so that its
+# functions start with push %rbp, which a uprobe emulates: an instruction it has to
+# single-step costs a second trap per launch.
 $(O)/tests/workloads/cuda_driver: tests/workloads/cuda_driver.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -I$(CUDA_HOME)/include $< \
@@ -186,7 +188,7 @@ $(O)/tests/workloads/cuda_driver: tests/workloads/cuda_driver.c
 
 $(O)/tests/workloads/fake/libcuda.so.1: tests/workloads/fake_libcuda.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
+	$(CC) -O0 -g -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@
 
 # pa-convert carries its flame-graph page (cmd/convert/flamegraph.html) built in.
 $(O)/gen/flamegraph_html.c: cmd/convert/flamegraph.html scripts/embed
