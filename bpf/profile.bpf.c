@@ -740,11 +740,13 @@ int on_gpu_fn_ret(struct pt_regs *ctx)
 	if (!c)
 		return 0;
 	/* CUresult: CUDA_SUCCESS is 0; a failed call leaves the handle as it was. */
-	if ((__u32)rc || !(e = bpf_ringbuf_reserve(&events, sizeof(*e), 0))) {
-		if ((__u32)rc == 0)
-			count(PROFILE_LOST_GPU, 1);
-		bpf_map_delete_elem(&gpu_fn_calls, &tid);
-		return 0;
+	if ((__u32)rc)
+		goto out;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		/* Its launches will be unnamed: lost with the launches the ring lost. */
+		count(PROFILE_LOST_GPU, 1);
+		goto out;
 	}
 	e->pid = id >> 32;
 	e->tid = tid;
@@ -760,13 +762,13 @@ int on_gpu_fn_ret(struct pt_regs *ctx)
 	if (bpf_probe_read_user(&e->handle, sizeof(e->handle), (const void *)c->out) ||
 	    !e->handle) {
 		bpf_ringbuf_discard(e, 0);
-		bpf_map_delete_elem(&gpu_fn_calls, &tid);
-		return 0;
+		goto out;
 	}
 	if (c->name)
 		bpf_probe_read_user_str(e->name, sizeof(e->name), (const void *)c->name);
-	bpf_map_delete_elem(&gpu_fn_calls, &tid);
 	bpf_ringbuf_submit(e, wakeup_flags());
+out:
+	bpf_map_delete_elem(&gpu_fn_calls, &tid);
 	return 0;
 }
 
