@@ -606,6 +606,41 @@ int on_tp_sample(void *ctx)
 	return sample_current(ctx, 1);
 }
 
+/*
+ * The GPU probes' scratch slot (SLOT_GPU, and its unwind and Python buffers) is per
+ * CPU, but a uprobe program runs with only migration off: on a kernel that preempts
+ * fully, another target thread's launch may run on this CPU before the first is
+ * done.  The program that takes the slot marks it; one that finds it marked loses
+ * its launch (counted) rather than write over the other's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} gpu_slot_busy SEC(".maps");
+
+/* SLOT_GPU's sample, marked taken in *busy; NULL (the launch counted lost) if taken. */
+static __always_inline struct profile_sample *gpu_slot_take(__u32 **busy)
+{
+	__u32 zero = 0, slot = SLOT_GPU;
+	struct profile_sample *s;
+	__u32 *b = bpf_map_lookup_elem(&gpu_slot_busy, &zero);
+
+	if (!b)
+		return NULL;
+	if (*b) {
+		count(PROFILE_LOST_GPU, 1);
+		return NULL;
+	}
+	s = bpf_map_lookup_elem(&scratch, &slot);
+	if (!s)
+		return NULL;
+	*b = 1;
+	*busy = b;
+	return s;
+}
+
 /* Nested driver calls lie at most this far below the runtime launch's entry. */
 #define GPU_NEST_MAX (256u << 10)
 
@@ -648,9 +683,10 @@ int on_gpu_launch(struct pt_regs *ctx)
 	/* All read as they are: a load through a computed ctx pointer is refused. */
 	__u64 arg1 = PT_REGS_PARM1(ctx), arg2 = PT_REGS_PARM2(ctx), sp = PT_REGS_SP(ctx),
 	      ip = PT_REGS_IP(ctx), api = PROFILE_GPU_COOKIE_API(cookie), caller, ret;
-	__u32 tgid = id >> 32, tid = (__u32)id, slot = SLOT_GPU;
+	__u32 tgid = id >> 32, tid = (__u32)id, *busy = NULL;
 	struct profile_sample *s;
 	struct gpu_rt_call *in;
+	bool sent;
 
 	if (!is_target(tgid))
 		return 0;
@@ -676,8 +712,8 @@ int on_gpu_launch(struct pt_regs *ctx)
 
 		bpf_map_update_elem(&gpu_rt, &tid, &rt, BPF_ANY);
 	}
-	s = bpf_map_lookup_elem(&scratch, &slot);
-	if (!s)
+	s = gpu_slot_take(&busy);
+	if (!s || !busy)
 		return 0;
 	s->pid = tgid;
 	s->tid = tid;
@@ -699,13 +735,13 @@ int on_gpu_launch(struct pt_regs *ctx)
 		s->nr_kernel = s->nr_user = 0;
 		count(PROFILE_GPU_REUSED, 1);
 	}
-	if (!submit(s)) {
-		count(PROFILE_LOST_GPU, 1);
-		return 0;
-	}
+	sent = submit(s);
 	/* The CUDA adapter, if loaded, names this launch's correlation id next. */
-	if (gpu_adapter)
+	if (sent && gpu_adapter)
 		bpf_map_update_elem(&gpu_uprobed, &s->tid, &s->time, BPF_ANY);
+	*busy = 0;
+	if (!sent)
+		count(PROFILE_LOST_GPU, 1);
 	return 0;
 }
 
@@ -782,14 +818,14 @@ SEC("usdt")
 int BPF_USDT(on_gpu_corr, __u64 corr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, slot = SLOT_GPU;
+	__u32 tgid = id >> 32, tid = (__u32)id, *busy = NULL;
 	struct profile_sample *s;
-	bool paired;
+	bool paired, sent;
 
 	if (!is_target(tgid))
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &slot);
-	if (!s)
+	s = gpu_slot_take(&busy);
+	if (!s || !busy)
 		return 0;
 	paired = bpf_map_delete_elem(&gpu_uprobed, &tid) == 0;
 	s->pid = tgid;
@@ -804,7 +840,9 @@ int BPF_USDT(on_gpu_corr, __u64 corr)
 	s->cgroup = current_cgroup();
 	if (!paired)
 		capture_stacks(ctx, s, false, SLOT_GPU);
-	if (!submit(s))
+	sent = submit(s);
+	*busy = 0;
+	if (!sent)
 		count(PROFILE_LOST_GPU, 1);
 	return 0;
 }
