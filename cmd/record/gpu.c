@@ -244,37 +244,21 @@ static int gpu_api_of(const char *name)
 	return -1;
 }
 
-/* The executable segment of f holding file offset off, or NULL. */
-static const struct rec_seg *seg_of(const struct rec_file *f, uint64_t off)
-{
-	int j;
-
-	for (j = 0; j < f->nsegs; j++)
-		if (f->segs[j].exec && off >= f->segs[j].off &&
-		    off < f->segs[j].off + f->segs[j].filesz)
-			return &f->segs[j];
-	return NULL;
-}
-
 static uint64_t cookie_span(uint64_t n)
 {
 	return n < PROFILE_GPU_COOKIE_MAX ? n : PROFILE_GPU_COOKIE_MAX;
 }
 
-/* The file offset of e's function at vaddr, from the executable segment holding it. */
-static bool func_off(const struct rec_file *f, uint64_t vaddr, uint64_t *off)
+/* The executable segment of f holding vaddr, or NULL. */
+static const struct rec_seg *exec_seg_of(const struct rec_file *f, uint64_t vaddr)
 {
 	int j;
 
-	for (j = 0; j < f->nsegs; j++) {
-		const struct rec_seg *g = &f->segs[j];
-
-		if (g->exec && vaddr >= g->vaddr && vaddr < g->vaddr + g->filesz) {
-			*off = vaddr - g->vaddr + g->off;
-			return true;
-		}
-	}
-	return false;
+	for (j = 0; j < f->nsegs; j++)
+		if (f->segs[j].exec && vaddr >= f->segs[j].vaddr &&
+		    vaddr < f->segs[j].vaddr + f->segs[j].filesz)
+			return &f->segs[j];
+	return NULL;
 }
 
 /* The CUDA runtime's and driver's APIs that e defines, as file offsets into f->gpu;
@@ -299,21 +283,32 @@ void rec_gpu_probe_elf(Elf *e, struct rec_file *f)
 				continue;
 			n = d->d_size / sh.sh_entsize;
 			for (i = 0; i < n; i++) {
+				const struct rec_seg *seg;
 				GElf_Sym sym;
 				const char *name;
-				uint64_t off;
+				uint64_t off, cookie;
 				int a;
 
 				if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
 				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value ||
 				    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
-				    (a = gpu_api_of(name)) < 0 || !func_off(f, sym.st_value, &off))
+				    (a = gpu_api_of(name)) < 0 ||
+				    !(seg = exec_seg_of(f, sym.st_value)))
 					continue;
+				off = sym.st_value - seg->vaddr + seg->off;
 				for (k = 0; k < f->ngpu && f->gpu[k].off != off; k++)
 					;
 				if (k < f->ngpu || f->ngpu == sizeof(f->gpu) / sizeof(f->gpu[0]))
 					continue;
+				/* A launch's cookie says where the code around it lies (a
+				 * runtime's, for the driver's probe to tell its calls). */
+				cookie = gpu_apis[a].api;
+				if (!gpu_apis[a].fn)
+					cookie = PROFILE_GPU_COOKIE(
+						cookie, cookie_span(off - seg->off),
+						cookie_span(seg->off + seg->filesz - off));
 				f->gpu[f->ngpu].off = off;
+				f->gpu[f->ngpu].cookie = cookie;
 				f->gpu[f->ngpu].api = gpu_apis[a].api;
 				f->gpu[f->ngpu++].fn = gpu_apis[a].fn;
 			}
@@ -395,8 +390,7 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 	if (f->ngpu)
 		g->files++;
 	for (i = 0; i < f->ngpu; i++) {
-		const struct rec_seg *seg = seg_of(f, f->gpu[i].off);
-		uint64_t off = f->gpu[i].off, cookie = f->gpu[i].api;
+		uint64_t off = f->gpu[i].off, cookie = f->gpu[i].cookie;
 
 		/* A call handing out a kernel handle, at its entry and its return. */
 		if (f->gpu[i].fn) {
@@ -406,11 +400,6 @@ void rec_gpu_file(struct rec_session *s, struct rec_file *f, const struct rec_fi
 					  true);
 			continue;
 		}
-		/* A launch's cookie says where the code around it lies (a runtime's, for the
-		 * driver's probe to tell the runtime's calls into it). */
-		if (seg)
-			cookie = PROFILE_GPU_COOKIE(cookie, cookie_span(off - seg->off),
-						    cookie_span(seg->off + seg->filesz - off));
 		/* From now on each runtime launch is noted for the driver's probe. */
 		if (attach_at(s, s->skel->progs.on_gpu_launch, path, r, off, cookie, false) &&
 		    PROFILE_GPU_API_DRIVER(f->gpu[i].api))

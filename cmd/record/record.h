@@ -176,6 +176,7 @@ struct rec_file {
 	 * the driver calls giving kernels their handles (fn: PROFILE_GPU_FN_*) */
 	struct {
 		uint64_t off;
+		uint64_t cookie; /* the uprobe's: api, for a launch PROFILE_GPU_COOKIE */
 		uint8_t api;
 		bool fn;
 	} gpu[16];
